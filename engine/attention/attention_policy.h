@@ -1,0 +1,64 @@
+// The contract between the model and every KV-cache / attention strategy (DESIGN.md §5, §6).
+// One policy object serves all layers of one Session.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "engine/attention/path_timer.h"
+#include "engine/attention/policy_stats.h"
+#include "engine/attention/step_info.h"
+
+namespace wc::attention {
+
+// Fixed facts about the model a policy serves; tensors it receives match them.
+struct ModelShape {
+  int num_layers = 1;
+  int num_heads = 1;
+  int head_dim = 64;
+  int batch = 1;
+  BlockGeometry geometry;             // the block geometry of the rollout
+  at::Device device = at::kCPU;
+  at::ScalarType dtype = at::kFloat;  // dtype of q/k/v and of the stores
+};
+
+class AttentionPolicy {
+ public:
+  virtual ~AttentionPolicy() = default;
+
+  virtual std::string name() const = 0;
+
+  // Attention of the current block's tokens against the cached history. q, k, v: [B, H, T, D]
+  // post-RoPE with T = step.geometry.tokens_per_block(); returns [B, H, T, D]. Bidirectional
+  // inside the block, causal across blocks: history never contains the current block.
+  virtual at::Tensor attend(int layer, const at::Tensor& q, const at::Tensor& k,
+                            const at::Tensor& v, const StepInfo& step) = 0;
+
+  // After the clean pass: writes the block's K/V ([B, H, T, D]) into this layer's stores.
+  virtual void commit(int layer, const at::Tensor& k, const at::Tensor& v,
+                      const StepInfo& step) = 0;
+
+  virtual PolicyStats stats() const = 0;
+
+  // Forgets all history and every cast (a new rollout).
+  virtual void reset() = 0;
+
+  // Applies settings (a JSON object of this policy's keys; unknown keys or bad values throw
+  // wc::Error naming the key). Call between blocks only. Keys not given keep their value.
+  virtual void configure(const nlohmann::json& settings) = 0;
+  virtual nlohmann::json settings() const = 0;
+
+  // Drops the cast and classifies again after a fresh warm-up (no-op for uncast policies).
+  virtual void reclassify() {}
+
+  // Optional instrumentation: the policy brackets each attention path with timer->begin/end.
+  void set_path_timer(PathTimer* timer) { timer_ = timer; }
+
+ protected:
+  PathTimer* timer_ = nullptr;
+};
+
+}  // namespace wc::attention

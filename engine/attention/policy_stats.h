@@ -1,0 +1,48 @@
+// A policy's observable state: per-head casts and scores, and cache sizes per head type. The panel,
+// the benchmarks and the plugin all read this immutable snapshot.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/attention/head_type.h"
+
+namespace wc::attention {
+
+struct HeadStats {
+  HeadType type = HeadType::kDense;
+  HeadScores scores;
+};
+
+struct TypeStats {
+  int heads = 0;                // heads of this type over all layers
+  int64_t cached_tokens = 0;    // key/value entries held, summed over those heads (per batch item)
+  int64_t cached_bytes = 0;     // bytes of K and V held for them
+  // TempCache bookkeeping (zero for policies that do not merge).
+  int64_t merges = 0;
+  int64_t evictions = 0;
+  double mean_group_size = 0.0;
+};
+
+struct PolicyStats {
+  std::string policy;
+  bool classified = false;      // the one-time cast has happened (or was forced)
+  int64_t blocks_committed = 0;
+  std::vector<std::vector<HeadStats>> heads;   // [layer][head]
+  std::array<TypeStats, kHeadTypeCount> per_type{};
+
+  int64_t total_tokens() const {
+    int64_t sum = 0;
+    for (const auto& type : per_type) sum += type.cached_tokens;
+    return sum;
+  }
+  int64_t total_bytes() const {
+    int64_t sum = 0;
+    for (const auto& type : per_type) sum += type.cached_bytes;
+    return sum;
+  }
+};
+
+}  // namespace wc::attention
