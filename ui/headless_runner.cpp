@@ -1,0 +1,112 @@
+// The headless run loop and its run.json; see headless_runner.h.
+#include "ui/headless_runner.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "engine/core/atomic_file.h"
+#include "engine/core/error.h"
+#include "engine/core/timing.h"
+#include "ui/frame_producer.h"
+#include "ui/headless_renderer.h"
+#include "ui/screenshot.h"
+#include "ui/vulkan/context.h"
+
+namespace wc::ui {
+namespace {
+
+std::string frame_file_name(int index) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "frame_%05d.png", index);
+  return name;
+}
+
+}  // namespace
+
+HeadlessReport run_headless(const HeadlessOptions& options, FrameSource& source) {
+  if (options.frames <= 0) throw Error("--frames", "must be positive");
+  if (options.scale <= 0) throw Error("--scale", "must be positive");
+  if (options.out_dir.empty()) throw Error("--out", "an output folder is required");
+  std::error_code error;
+  std::filesystem::create_directories(options.out_dir, error);
+  if (error) throw Error(options.out_dir, "cannot create folder: " + error.message());
+
+  const int target_width =
+      options.target_width > 0 ? options.target_width : source.width() * options.scale;
+  const int target_height =
+      options.target_height > 0 ? options.target_height : source.height() * options.scale;
+
+  vk::ContextOptions context_options;
+  context_options.validation = options.validate;
+  vk::Context context(context_options);
+  HeadlessRenderer renderer(context, source.width(), source.height(), target_width, target_height);
+  FrameProducer producer(source, renderer.sink());
+  producer.reset(options.seed);
+
+  nlohmann::json frames = nlohmann::json::array();
+  std::vector<double> render_ms;
+  std::vector<double> total_ms;
+  for (int i = 0; i < options.frames; ++i) {
+    Stopwatch total;
+    const Action action = static_cast<size_t>(i) < options.actions.size()
+                              ? options.actions[static_cast<size_t>(i)]
+                              : Action::kNone;
+    producer.step(action);
+    Stopwatch render;
+    const uint8_t* pixels = renderer.render(options.present);
+    const double render_time = render.elapsed_ms();
+    const std::string file = frame_file_name(i);
+    write_png((std::filesystem::path(options.out_dir) / file).string(), target_width, target_height,
+              pixels);
+    render_ms.push_back(render_time);
+    total_ms.push_back(total.elapsed_ms());
+    frames.push_back({{"index", i},
+                      {"file", file},
+                      {"source_frame", source.frame_index()},
+                      {"action", static_cast<int>(action)},
+                      {"produce_ms", producer.last_step_ms()},
+                      {"render_ms", render_time},
+                      {"total_ms", total_ms.back()}});
+  }
+
+  HeadlessReport report;
+  report.frames = options.frames;
+  report.target_width = target_width;
+  report.target_height = target_height;
+  report.render_ms_p50 = percentile(render_ms, 50.0);
+  report.render_ms_p99 = percentile(render_ms, 99.0);
+  report.total_ms_p50 = percentile(total_ms, 50.0);
+  report.validation_errors = context.validation_errors();
+  report.validation_warnings = context.validation_warnings();
+  report.device_name = context.device_name();
+
+  const nlohmann::json run = {
+      {"source", source.name()},
+      {"frame_width", source.width()},
+      {"frame_height", source.height()},
+      {"target_width", target_width},
+      {"target_height", target_height},
+      {"scale", options.scale},
+      {"filter", filter_name(options.present.filter)},
+      {"scale_mode", options.present.scale_mode == ScaleMode::kInteger ? "integer" : "fit"},
+      {"seed", options.seed},
+      {"actions_file", options.actions_file},
+      {"action_codes", "0 none, 1 up, 2 down, 3 left, 4 right (engine/game/action.h)"},
+      {"device", report.device_name},
+      {"validation", options.validate},
+      {"validation_errors", report.validation_errors},
+      {"validation_warnings", report.validation_warnings},
+      {"summary",
+       {{"frames", report.frames},
+        {"render_ms_p50", report.render_ms_p50},
+        {"render_ms_p99", report.render_ms_p99},
+        {"total_ms_p50", report.total_ms_p50}}},
+      {"frames", frames}};
+  write_file_atomically((std::filesystem::path(options.out_dir) / "run.json").string(),
+                        run.dump(2) + "\n");
+  return report;
+}
+
+}  // namespace wc::ui

@@ -1,0 +1,44 @@
+// `worldcast play --headless`: N frames from a FrameSource through the offscreen renderer into
+// PNG files plus run.json (settings and per-frame times). No window system is touched.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/rollout/frame_source.h"
+#include "ui/present_pass.h"
+
+namespace wc::ui {
+
+struct HeadlessOptions {
+  int frames = 1;
+  std::string out_dir;
+  // One action per frame; frames past the end of the script get Action::kNone.
+  std::vector<Action> actions;
+  std::string actions_file;  // recorded in run.json only
+  uint64_t seed = 0;
+  int scale = 1;  // target = frame size * scale, unless target_width/height are set
+  int target_width = 0;
+  int target_height = 0;
+  PresentSettings present;
+  bool validate = false;
+};
+
+struct HeadlessReport {
+  int frames = 0;
+  int target_width = 0;
+  int target_height = 0;
+  double render_ms_p50 = 0.0;  // upload + present pass + readback, per frame
+  double render_ms_p99 = 0.0;
+  double total_ms_p50 = 0.0;  // produce + render + PNG write
+  uint64_t validation_errors = 0;
+  uint64_t validation_warnings = 0;
+  std::string device_name;
+};
+
+// Resets `source` to options.seed, then for each frame i steps it with actions[i], renders it
+// and writes DIR/frame_NNNNN.png; finally writes DIR/run.json. Creates DIR if needed.
+HeadlessReport run_headless(const HeadlessOptions& options, FrameSource& source);
+
+}  // namespace wc::ui
