@@ -1,0 +1,169 @@
+// Parsing and writing the action-script text format documented in action_script.h.
+#include "engine/game/action_script.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string_view>
+
+namespace wc::game {
+namespace {
+
+constexpr int64_t kMaxRepeat = 1000000;
+// A whole script is held in memory as one byte per action; this bounds what a hostile or
+// mistaken file (many lines of "right 1000000") can make us allocate.
+constexpr int64_t kMaxScriptActions = 10000000;
+constexpr std::uintmax_t kMaxScriptBytes = 64u << 20;
+
+[[noreturn]] void fail(const std::string& source, size_t line, const std::string& reason) {
+  throw ActionScriptError(source + ":" + std::to_string(line) + ": " + reason);
+}
+
+// Length of the valid UTF-8 sequence starting at text[i], or 0 when it is malformed
+// (overlong forms, surrogates and code points above U+10FFFF included).
+size_t utf8_sequence_length(std::string_view text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  if (lead < 0x80) return 1;
+  size_t length = 0;
+  uint32_t code = 0;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+    code = lead & 0x1F;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    code = lead & 0x0F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    code = lead & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + length > text.size()) return 0;
+  for (size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+    code = (code << 6) | (byte(i + k) & 0x3F);
+  }
+  if (length == 3 && (code < 0x800 || (code >= 0xD800 && code <= 0xDFFF))) return 0;
+  if (length == 4 && (code < 0x10000 || code > 0x10FFFF)) return 0;
+  return length;
+}
+
+void check_bytes(std::string_view line, const std::string& source, size_t line_number) {
+  for (size_t i = 0; i < line.size();) {
+    if (line[i] == '\0') fail(source, line_number, "NUL byte in text");
+    const size_t length = utf8_sequence_length(line, i);
+    if (length == 0) fail(source, line_number, "invalid UTF-8");
+    i += length;
+  }
+}
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+std::vector<std::string_view> split_tokens(std::string_view text) {
+  std::vector<std::string_view> tokens;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && is_space(text[i])) ++i;
+    const size_t start = i;
+    while (i < text.size() && !is_space(text[i])) ++i;
+    if (i > start) tokens.push_back(text.substr(start, i - start));
+  }
+  return tokens;
+}
+
+int64_t parse_count(std::string_view token, const std::string& source, size_t line_number) {
+  const std::string quoted = "'" + std::string(token) + "'";
+  int64_t value = 0;
+  for (const char c : token) {
+    if (c < '0' || c > '9') {
+      fail(source, line_number,
+           "bad repeat count " + quoted + " (expected a whole number 1.." +
+               std::to_string(kMaxRepeat) + ")");
+    }
+    // Saturate instead of overflowing: anything past the limit is rejected the same way.
+    if (value <= kMaxRepeat) value = value * 10 + (c - '0');
+  }
+  if (value == 0) fail(source, line_number, "repeat count must be at least 1, got " + quoted);
+  if (value > kMaxRepeat) {
+    fail(source, line_number,
+         "repeat count " + quoted + " is larger than " + std::to_string(kMaxRepeat));
+  }
+  return value;
+}
+
+}  // namespace
+
+std::vector<Action> parse_action_script(const std::string& text, const std::string& source_name) {
+  std::vector<Action> actions;
+  std::string_view rest(text);
+  // A byte-order mark is legal UTF-8 that some editors write; it is not an action.
+  if (rest.substr(0, 3) == "\xEF\xBB\xBF") rest.remove_prefix(3);
+  size_t line_number = 0;
+  while (!rest.empty()) {
+    ++line_number;
+    const size_t end = rest.find('\n');
+    std::string_view line = rest.substr(0, end);
+    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
+
+    check_bytes(line, source_name, line_number);
+    line = line.substr(0, line.find('#'));
+    const std::vector<std::string_view> tokens = split_tokens(line);
+    if (tokens.empty()) continue;
+    if (tokens.size() > 2) {
+      fail(source_name, line_number,
+           "unexpected '" + std::string(tokens[2]) + "' (expected: ACTION [COUNT])");
+    }
+    const std::optional<Action> action = parse_action(tokens[0]);
+    if (!action) {
+      fail(
+          source_name, line_number,
+          "unknown action '" + std::string(tokens[0]) + "' (expected none, up, down, left, right)");
+    }
+    const int64_t count = tokens.size() == 2 ? parse_count(tokens[1], source_name, line_number) : 1;
+    if (static_cast<int64_t>(actions.size()) + count > kMaxScriptActions) {
+      fail(source_name, line_number,
+           "script is longer than " + std::to_string(kMaxScriptActions) + " actions");
+    }
+    actions.insert(actions.end(), static_cast<size_t>(count), *action);
+  }
+  return actions;
+}
+
+std::vector<Action> load_action_script(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) {
+    throw ActionScriptError(path + ": no such file (or not a regular file)");
+  }
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (error || size > kMaxScriptBytes) {
+    throw ActionScriptError(path + ": file is larger than " + std::to_string(kMaxScriptBytes) +
+                            " bytes");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ActionScriptError(path + ": cannot open file for reading");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw ActionScriptError(path + ": read error");
+  return parse_action_script(text, path);
+}
+
+std::string format_action_script(const std::vector<Action>& actions) {
+  std::string text = "# worldcast action script: one action per frame (ACTION [COUNT])\n";
+  for (size_t i = 0; i < actions.size();) {
+    size_t run = 1;
+    while (i + run < actions.size() && actions[i + run] == actions[i] &&
+           run < static_cast<size_t>(kMaxRepeat)) {
+      ++run;
+    }
+    text += action_name(actions[i]);
+    if (run > 1) text += " " + std::to_string(run);
+    text += '\n';
+    i += run;
+  }
+  return text;
+}
+
+}  // namespace wc::game
