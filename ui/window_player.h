@@ -1,0 +1,55 @@
+// `worldcast play`: a GLFW window with our Vulkan swapchain, the present pass and the ImGui
+// panel, playing a FrameSource from the keyboard (or a script). Only this path touches GLFW.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/rollout/frame_source.h"
+#include "ui/present_pass.h"
+
+namespace wc::ui {
+
+// A key event fed through the player's input path before rendering frame `frame`.
+struct InjectedKey {
+  int frame = 0;
+  int key = 0;     // GLFW_KEY_*
+  int action = 0;  // GLFW_PRESS / GLFW_RELEASE
+};
+
+struct WindowOptions {
+  int scale = 5;  // initial window = frame size * scale (the window stays resizable)
+  uint64_t seed = 0;
+  bool validate = false;
+  bool vsync = true;
+  PresentSettings present;
+  // Scripted actions drive frames 0..size-1; the keyboard takes over after the script.
+  std::vector<Action> actions;
+  std::string screenshot_dir = ".";
+  // If set, F12 writes exactly this file (tests, README) instead of a numbered one.
+  std::string screenshot_path;
+  // Stop after this many rendered frames (0: run until Esc or the window closes).
+  int max_frames = 0;
+  std::vector<InjectedKey> injected_keys;
+};
+
+struct WindowReport {
+  int frames_rendered = 0;
+  uint64_t frames_produced = 0;
+  double frame_ms_p50 = 0.0;
+  double frame_ms_p99 = 0.0;
+  uint64_t validation_errors = 0;
+  uint64_t validation_warnings = 0;
+  int swapchain_rebuilds = 0;
+  std::vector<std::string> screenshots;
+};
+
+// Opens the window and plays until Esc, the window closing or options.max_frames.
+WindowReport run_window_player(const WindowOptions& options, FrameSource& source);
+
+// The smoke test's key script for a run of `frames` frames (needs frames >= 30): move right
+// and up, pause, single-step, resume, reset, F12 near the end, then Esc.
+std::vector<InjectedKey> smoke_test_keys(int frames);
+
+}  // namespace wc::ui
