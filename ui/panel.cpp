@@ -15,7 +15,8 @@ PanelRequests draw_panel(const PanelView& view, const FrameTimeHistory& frame_ti
 
   // Top right: with the default window layout that is the letterbox bar, clear of the game.
   const ImVec2 display = ImGui::GetIO().DisplaySize;
-  ImGui::SetNextWindowPos(ImVec2(display.x - 8.0f, 8.0f), ImGuiCond_FirstUseEver,
+  ImGui::SetNextWindowPos(ImVec2(display.x - 8.0f, 8.0f),
+                          view.reanchor ? ImGuiCond_Always : ImGuiCond_FirstUseEver,
                           ImVec2(1.0f, 0.0f));
   ImGui::SetNextWindowSize(ImVec2(kPanelWidth, 0.0f), ImGuiCond_FirstUseEver);
   ImGui::SetNextWindowBgAlpha(0.8f);

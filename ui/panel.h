@@ -27,6 +27,8 @@ struct PanelView {
   std::string device_name;
   uint64_t validation_errors = 0;
   std::string last_screenshot;
+  // Moves the panel back to the top-right corner (after the window changed size).
+  bool reanchor = false;
 };
 
 // What the user asked for through the panel this frame (keys reach the player directly).

@@ -113,6 +113,8 @@ class WindowPlayer {
   FrameSource& source_;
   GlfwSession glfw_;
   std::unique_ptr<Window> window_;
+  int initial_width_ = 0;
+  int initial_height_ = 0;
   std::unique_ptr<vk::Context> context_;
   VkSurfaceFormatKHR surface_format_{};
   VkRenderPass render_pass_ = VK_NULL_HANDLE;
@@ -133,6 +135,7 @@ class WindowPlayer {
   FrameTimeHistory frame_times_;
   bool paused_ = false;
   bool resized_ = false;
+  bool reanchor_panel_ = false;
   uint64_t produced_ = 0;
   std::string last_screenshot_;
   WindowReport report_;
@@ -144,8 +147,10 @@ WindowPlayer::WindowPlayer(const WindowOptions& options, FrameSource& source)
   const int scale = std::max(options.scale, 1);
   // Room for the panel on both sides keeps the frame centred and uncovered.
   const int panel_room = 2 * (static_cast<int>(kPanelWidth) + 16);
-  window_ = std::make_unique<Window>(source.width() * scale + panel_room, source.height() * scale,
-                                     "worldcast - " + source.name());
+  initial_width_ = source.width() * scale + panel_room;
+  initial_height_ = source.height() * scale;
+  window_ =
+      std::make_unique<Window>(initial_width_, initial_height_, "worldcast - " + source.name());
   glfwSetWindowUserPointer(window_->get(), this);
   // Set before ImGui installs its callbacks, which chain to these.
   glfwSetKeyCallback(window_->get(), on_key);
@@ -245,6 +250,7 @@ void WindowPlayer::rebuild_swapchain(VkExtent2D extent) {
   if (imgui_) imgui_->set_min_image_count(swapchain_->min_image_count());
   ++report_.swapchain_rebuilds;
   resized_ = false;
+  reanchor_panel_ = true;
 }
 
 void WindowPlayer::produce(const PlayerCommands& commands) {
@@ -274,6 +280,7 @@ PanelView WindowPlayer::panel_view() const {
   view.device_name = context_->device_name();
   view.validation_errors = context_->validation_errors();
   view.last_screenshot = last_screenshot_;
+  view.reanchor = reanchor_panel_;
   return view;
 }
 
@@ -316,6 +323,7 @@ bool WindowPlayer::render_frame(bool take_screenshot) {
   present_->record(cmd, swapchain_->extent(), present_settings_);
   imgui_->begin_frame();
   panel_requests_ = draw_panel(panel_view(), frame_times_);
+  reanchor_panel_ = false;
   imgui_->render(cmd);
   vkCmdEndRenderPass(cmd);
 
@@ -407,6 +415,14 @@ WindowReport WindowPlayer::run() {
     for (const InjectedKey& key : options_.injected_keys) {
       if (key.frame == report_.frames_rendered) input_.on_key(key.key, key.action);
     }
+    for (const InjectedResize& resize : options_.injected_resizes) {
+      if (resize.frame == report_.frames_rendered) {
+        const bool restore = resize.width <= 0 || resize.height <= 0;
+        glfwSetWindowSize(window, restore ? initial_width_ : resize.width,
+                          restore ? initial_height_ : resize.height);
+        glfwPollEvents();
+      }
+    }
     PlayerCommands commands = input_.take_commands();
     commands.toggle_pause |= panel_requests_.toggle_pause;
     commands.single_step |= panel_requests_.single_step;
@@ -483,6 +499,10 @@ std::vector<InjectedKey> smoke_test_keys(int frames) {
       {frames, GLFW_KEY_ESCAPE, GLFW_PRESS},
   };
   return keys;
+}
+
+std::vector<InjectedResize> smoke_test_resizes(int frames) {
+  return {{frames / 2, 700, 500}, {frames / 2 + 4, 0, 0}};
 }
 
 }  // namespace wc::ui

@@ -18,6 +18,13 @@ struct InjectedKey {
   int action = 0;  // GLFW_PRESS / GLFW_RELEASE
 };
 
+// A window resize requested before rendering frame `frame` (exercises swapchain rebuilds).
+struct InjectedResize {
+  int frame = 0;
+  int width = 0;  // 0 x 0: back to the initial size
+  int height = 0;
+};
+
 struct WindowOptions {
   int scale = 5;  // initial window = frame size * scale (the window stays resizable)
   uint64_t seed = 0;
@@ -32,6 +39,7 @@ struct WindowOptions {
   // Stop after this many rendered frames (0: run until Esc or the window closes).
   int max_frames = 0;
   std::vector<InjectedKey> injected_keys;
+  std::vector<InjectedResize> injected_resizes;
 };
 
 struct WindowReport {
@@ -51,5 +59,8 @@ WindowReport run_window_player(const WindowOptions& options, FrameSource& source
 // The smoke test's key script for a run of `frames` frames (needs frames >= 30): move right
 // and up, pause, single-step, resume, reset, F12 near the end, then Esc.
 std::vector<InjectedKey> smoke_test_keys(int frames);
+// The smoke test's resizes: a smaller window midway (swapchain rebuild, new letterbox), then
+// back to the initial size for the screenshot.
+std::vector<InjectedResize> smoke_test_resizes(int frames);
 
 }  // namespace wc::ui

@@ -91,6 +91,7 @@ int play(const PlayOptions& o) {
     if (o.smoke_test < 30) throw Error("--smoke-test", "needs at least 30 frames");
     options.max_frames = o.smoke_test + 1;  // the script presses Esc before frame N+1
     options.injected_keys = ui::smoke_test_keys(o.smoke_test);
+    options.injected_resizes = ui::smoke_test_resizes(o.smoke_test);
   }
   const ui::WindowReport r = ui::run_window_player(options, *source);
   std::printf(
