@@ -23,7 +23,9 @@ class FrameSink {
   virtual int height() const = 0;
 
   // Producer side (any one thread). Stores a complete RGBA8 frame (width*height*4 bytes,
-  // row-major) as the newest frame. Never writes a slot the GPU may still be reading.
+  // row-major) as the newest frame. Never writes a slot the GPU may still be reading: it may
+  // wait for a recorded upload to finish, so when producer and renderer share a thread, submit
+  // what record_upload recorded before publishing again.
   virtual void publish(const uint8_t* rgba, uint64_t frame_index) = 0;
 
   // Render thread. If a frame newer than the one in the sampled image is complete, records its
