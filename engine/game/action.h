@@ -12,7 +12,7 @@ inline constexpr int kActionCount = 5;
 
 // "none", "up", "down", "left", "right".
 const char* action_name(Action action);
-// Accepts the names above (case-insensitive) and the single letters n/u/d/l/r (also w/a/s/d).
+// Accepts the names above (case-insensitive) and the single letters n/u/d/l/r.
 std::optional<Action> parse_action(std::string_view text);
 
 }  // namespace wc::game
