@@ -75,7 +75,8 @@ SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&&) noexcept = defaul
 SafetensorsFile::~SafetensorsFile() = default;
 
 SafetensorsFile SafetensorsFile::open(const std::string& path) {
-  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: opening a FIFO someone passed by mistake must fail below, not wait for a writer.
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) throw Error(path, "cannot open: " + errno_text());
   struct stat info {};
   if (::fstat(fd.get(), &info) != 0) throw Error(path, "cannot stat: " + errno_text());

@@ -2,6 +2,7 @@
 #include "engine/core/safetensors.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -141,6 +142,9 @@ TEST(SafetensorsFileOpen, RejectsMissingEmptyAndNonRegularFiles) {
         << error.what();
   }
   EXPECT_THROW(SafetensorsFile::open(dir.string()), Error);
+  const fs::path fifo = dir / "pipe.safetensors";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THROW(SafetensorsFile::open(fifo.string()), Error);  // and does not block
 }
 
 // Every way a header can be wrong: the message must name the file and the tensor or field.
