@@ -1,0 +1,61 @@
+// Settings of the dense and headcast policies: parsing and validation of their JSON keys, and the
+// forced casts ("mix" / "layers") expanded to one head type per layer and head.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "engine/attention/attention_policy.h"
+#include "engine/attention/head_type.h"
+
+namespace wc::attention {
+
+// How the spatial path cuts a frame's [h, w] grid into cells. See Note [Spatial cells].
+enum class CellMode : uint8_t { kDivisor, kRagged };
+
+struct CastThresholds {
+  double theta_dummy = 0.95;
+  double theta_sink = 0.95;
+  double theta_spatial = 0.95;
+  double theta_spatial_score = 0.755;
+  double gamma = 5.0;
+};
+
+struct CastSettings {
+  int64_t window = 0;  // frames, sink block included; 0 = unbounded
+  CastThresholds thresholds;
+  int radius = 2;  // classification's spatial neighbourhood (tokens)
+  int cell = 10;   // deployed spatial cell edge (tokens)
+  CellMode cell_mode = CellMode::kDivisor;
+  int64_t classify_block = -1;  // -1: the first block whose history holds `window` frames
+  int classify_step = 0;        // denoising step of that block (0 = max noise)
+  int64_t query_sample = 512;   // query rows used for classification, 0 = all
+  uint64_t seed = 0;
+  nlohmann::json cast;  // null (classify online) or a validated {"mix"} / {"layers"}
+};
+
+// The defaults for a model: window = 7 blocks (sink block + 6 rolling blocks).
+CastSettings default_cast_settings(const ModelShape& shape);
+
+// `base` with the keys of `json` applied; throws wc::Error naming the offending key for unknown
+// keys, wrong types and out-of-range values. `where` prefixes the messages ("headcast settings").
+CastSettings apply_cast_settings(CastSettings base, const nlohmann::json& json,
+                                 const ModelShape& shape, const char* where);
+nlohmann::json cast_settings_json(const CastSettings& settings);
+
+// The dense policy's only key: "window" (frames, 0 = unbounded, else at least one block).
+int64_t parse_window_setting(const nlohmann::json& value, const BlockGeometry& geometry,
+                             int64_t min_frames, const char* where);
+
+// A forced cast as [layer][head] types, or nullopt when `settings.cast` is null. "mix" assigns
+// its counts to heads in a seeded random order per layer (so gather costs are realistic).
+std::optional<std::vector<std::vector<HeadType>>> forced_cast(const CastSettings& settings,
+                                                              const ModelShape& shape);
+
+// The block at which online classification happens when warm-up started at `warmup_start`.
+int64_t classification_block(const CastSettings& settings, const BlockGeometry& geometry,
+                             int64_t warmup_start);
+
+}  // namespace wc::attention

@@ -1,0 +1,33 @@
+// Gathering the heads of one type out of a layer's [B, H, ...] tensors and scattering results
+// back in head order: a narrow when the heads are contiguous, one index_select / index_copy_ else.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <vector>
+
+namespace wc::attention {
+
+class HeadSelection {
+ public:
+  HeadSelection() = default;
+  HeadSelection(std::vector<int> heads, const at::Device& device);
+
+  const std::vector<int>& heads() const { return heads_; }
+  int size() const { return static_cast<int>(heads_.size()); }
+  bool empty() const { return heads_.empty(); }
+  // True when the heads are first, first+1, ... (a view suffices).
+  bool contiguous() const { return contiguous_; }
+
+  // x[:, heads] along `dim` (a view when contiguous, else a new tensor).
+  at::Tensor gather(const at::Tensor& x, int64_t dim = 1) const;
+  // out[:, heads] = src along `dim` (out may be a strided view).
+  void scatter(at::Tensor& out, const at::Tensor& src, int64_t dim = 1) const;
+
+ private:
+  std::vector<int> heads_;
+  at::Tensor index_;  // int64 on the tensors' device
+  bool contiguous_ = false;
+};
+
+}  // namespace wc::attention

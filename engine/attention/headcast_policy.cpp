@@ -1,0 +1,208 @@
+// See headcast_policy.h; the stores and re-casting rules are in layer_stores.h.
+#include "engine/attention/headcast_policy.h"
+
+#include <algorithm>
+
+#include "engine/attention/classify_heads.h"
+#include "engine/attention/dense_policy.h"
+#include "engine/core/error.h"
+
+namespace wc::attention {
+namespace {
+
+constexpr const char* kWhere = "headcast settings";
+
+bool same_thresholds(const CastThresholds& a, const CastThresholds& b) {
+  return a.theta_dummy == b.theta_dummy && a.theta_sink == b.theta_sink &&
+         a.theta_spatial == b.theta_spatial && a.theta_spatial_score == b.theta_spatial_score &&
+         a.gamma == b.gamma;
+}
+
+}  // namespace
+
+HeadCastPolicy::HeadCastPolicy(const ModelShape& shape, const nlohmann::json& settings)
+    : shape_(shape),
+      store_shape_{shape.batch, shape.head_dim, shape.geometry,
+                   at::TensorOptions().dtype(shape.dtype).device(shape.device)},
+      settings_(apply_cast_settings(default_cast_settings(shape), settings, shape, kWhere)) {
+  reset();
+}
+
+StoreLayout HeadCastPolicy::layout() const {
+  return StoreLayout{FrameWindow{shape_.geometry.frames, settings_.window},
+                     CellGrid::make(shape_.geometry, settings_.cell, settings_.cell_mode),
+                     CellGrid::whole(shape_.geometry)};
+}
+
+void HeadCastPolicy::reset() {
+  layers_.clear();
+  warmup_start_ = 0;
+  blocks_committed_ = 0;
+  const StoreLayout store_layout = layout();
+  const auto forced = forced_cast(settings_, shape_);
+  for (int l = 0; l < shape_.num_layers; ++l) {
+    Layer layer;
+    layer.stores = LayerStores(store_shape_, shape_.num_heads, store_layout);
+    layer.evidence.assign(static_cast<size_t>(shape_.num_heads), HeadEvidence{});
+    if (forced) {
+      layer.stores.recast((*forced)[static_cast<size_t>(l)], store_layout, 0);
+      layer.classified = true;
+    }
+    layers_.push_back(std::move(layer));
+  }
+}
+
+int64_t HeadCastPolicy::classification_block() const {
+  return wc::attention::classification_block(settings_, shape_.geometry, warmup_start_);
+}
+
+at::Tensor HeadCastPolicy::attend(int index, const at::Tensor& q, const at::Tensor& k,
+                                  const at::Tensor& v, const StepInfo& step) {
+  check_attention_inputs("headcast", shape_, index, q, k, v, step);
+  Layer& layer = layers_[static_cast<size_t>(index)];
+  at::Tensor out = layer.stores.attend(q, k, v, timer_);
+  // Classification at the first block whose history holds the window (before any eviction), at
+  // step classify_step, or on the clean pass when the rollout has fewer denoising steps.
+  if (!layer.classified && !layer.evidence_pending && settings_.cast.is_null() &&
+      step.block_index >= classification_block() &&
+      (step.clean_pass || step.denoise_step >= settings_.classify_step)) {
+    classify(layer, index, q, step.block_index);
+  }
+  return out;
+}
+
+void HeadCastPolicy::classify(Layer& layer, int index, const at::Tensor& q, int64_t block) {
+  const auto rows = sample_query_rows(shape_.geometry.tokens_per_block(), settings_.query_sample,
+                                      settings_.seed * 1000003ull + static_cast<uint64_t>(index));
+  for (const WindowStore& store : layer.stores.windows()) {
+    ClassifyInputs inputs;
+    inputs.q = store.selection().gather(q);
+    inputs.k = store.keys_with_current();
+    inputs.v = store.values_with_current();
+    inputs.slot_frames = store.slot_frames();
+    for (int f = 0; f < shape_.geometry.frames; ++f) {
+      inputs.slot_frames.push_back(block * shape_.geometry.frames + f);
+    }
+    inputs.geometry = shape_.geometry;
+    inputs.block = block;
+    const auto evidence = classify_heads(inputs, rows, settings_.radius);
+    for (size_t p = 0; p < evidence.size(); ++p) {
+      layer.evidence[static_cast<size_t>(store.heads()[p])] = evidence[p];
+    }
+  }
+  layer.evidence_pending = true;
+}
+
+std::vector<HeadType> HeadCastPolicy::decide(const Layer& layer) const {
+  std::vector<HeadType> types;
+  for (const HeadEvidence& e : layer.evidence) types.push_back(cast_head(e, settings_.thresholds));
+  return types;
+}
+
+void HeadCastPolicy::commit(int index, const at::Tensor& k, const at::Tensor& v,
+                            const StepInfo& step) {
+  check_attention_inputs("headcast", shape_, index, k, k, v, step);
+  Layer& layer = layers_[static_cast<size_t>(index)];
+  if (step.block_index != layer.blocks_committed) {
+    throw Error("headcast", "layer " + std::to_string(index) + ": commit of block " +
+                                std::to_string(step.block_index) + ", expected block " +
+                                std::to_string(layer.blocks_committed));
+  }
+  layer.stores.commit(k, v, step.block_index);
+  layer.blocks_committed = step.block_index + 1;
+  blocks_committed_ = std::max(blocks_committed_, layer.blocks_committed);
+  if (layer.evidence_pending) {
+    layer.stores.recast(decide(layer), layout(), layer.blocks_committed * shape_.geometry.frames);
+    layer.evidence_pending = false;
+    layer.classified = true;
+  }
+}
+
+void HeadCastPolicy::configure(const nlohmann::json& json) {
+  const CastSettings old = settings_;
+  settings_ = apply_cast_settings(settings_, json, shape_, kWhere);
+  const bool layout_changed = old.window != settings_.window || old.cell != settings_.cell ||
+                              old.cell_mode != settings_.cell_mode;
+  if (settings_.cast != old.cast) {
+    if (settings_.cast.is_null()) {
+      reclassify();
+      return;
+    }
+    const auto forced = forced_cast(settings_, shape_);
+    for (size_t l = 0; l < layers_.size(); ++l) {
+      Layer& layer = layers_[l];
+      layer.stores.recast((*forced)[l], layout(), layer.blocks_committed * shape_.geometry.frames);
+      layer.classified = true;
+      layer.evidence_pending = false;
+    }
+    return;
+  }
+  const bool recast_thresholds =
+      settings_.cast.is_null() && !same_thresholds(old.thresholds, settings_.thresholds);
+  for (Layer& layer : layers_) {
+    std::vector<HeadType> types = layer.stores.types();
+    if (recast_thresholds && layer.classified) types = decide(layer);
+    if (layout_changed || types != layer.stores.types()) {
+      layer.stores.recast(types, layout(), layer.blocks_committed * shape_.geometry.frames);
+    }
+  }
+}
+
+nlohmann::json HeadCastPolicy::settings() const {
+  return cast_settings_json(settings_);
+}
+
+void HeadCastPolicy::reclassify() {
+  settings_.cast = nullptr;
+  warmup_start_ = blocks_committed_;
+  const StoreLayout store_layout = layout();
+  for (Layer& layer : layers_) {
+    layer.stores.recast(
+        std::vector<HeadType>(static_cast<size_t>(shape_.num_heads), HeadType::kDense),
+        store_layout, layer.blocks_committed * shape_.geometry.frames);
+    layer.evidence.assign(static_cast<size_t>(shape_.num_heads), HeadEvidence{});
+    layer.classified = false;
+    layer.evidence_pending = false;
+  }
+}
+
+PolicyStats HeadCastPolicy::stats() const {
+  PolicyStats stats;
+  stats.policy = "headcast";
+  stats.blocks_committed = blocks_committed_;
+  stats.classified = !layers_.empty();
+  for (const Layer& layer : layers_) {
+    stats.classified = stats.classified && layer.classified;
+    std::vector<HeadStats> heads;
+    for (size_t h = 0; h < layer.evidence.size(); ++h) {
+      heads.push_back(HeadStats{layer.stores.types()[h],
+                                head_scores(layer.evidence[h], settings_.thresholds.gamma)});
+    }
+    stats.heads.push_back(std::move(heads));
+    layer.stores.add_type_stats(stats);
+  }
+  return stats;
+}
+
+const std::vector<HeadType>& HeadCastPolicy::cast(int layer) const {
+  return layers_.at(static_cast<size_t>(layer)).stores.types();
+}
+
+const HeadEvidence& HeadCastPolicy::evidence(int layer, int head) const {
+  return layers_.at(static_cast<size_t>(layer)).evidence.at(static_cast<size_t>(head));
+}
+
+std::vector<int64_t> HeadCastPolicy::held_frames(int layer, int head) const {
+  return layers_.at(static_cast<size_t>(layer)).stores.held_frames(head);
+}
+
+const LayerStores& HeadCastPolicy::layer_stores(int layer) const {
+  return layers_.at(static_cast<size_t>(layer)).stores;
+}
+
+std::unique_ptr<AttentionPolicy> make_headcast_policy(const ModelShape& shape,
+                                                      const nlohmann::json& settings) {
+  return std::make_unique<HeadCastPolicy>(shape, settings);
+}
+
+}  // namespace wc::attention

@@ -1,0 +1,81 @@
+// See sink_dummy_store.h.
+#include "engine/attention/sink_dummy_store.h"
+
+#include "engine/attention/sdpa.h"
+#include "engine/core/error.h"
+
+namespace wc::attention {
+
+SinkDummyStore::SinkDummyStore(const StoreShape& shape, std::vector<int> sink_heads,
+                               std::vector<int> dummy_heads, const at::Tensor& k_blocks,
+                               const at::Tensor& v_blocks, std::vector<int64_t> held_blocks)
+    : shape_(shape),
+      sink_count_(static_cast<int>(sink_heads.size())),
+      held_blocks_(std::move(held_blocks)) {
+  dummy_selection_ = HeadSelection(dummy_heads, shape.options.device());
+  sink_heads.insert(sink_heads.end(), dummy_heads.begin(), dummy_heads.end());
+  selection_ = HeadSelection(std::move(sink_heads), shape.options.device());
+  holds_block_ = k_blocks.defined();
+  if (held_blocks_.size() != static_cast<size_t>(selection_.size())) {
+    throw Error("sink/dummy store", "one held block per head expected (internal error)");
+  }
+  const int64_t tokens = shape.geometry.tokens_per_block();
+  k_ = at::zeros({shape.batch, selection_.size(), 2 * tokens, shape.head_dim}, shape.options);
+  v_ = at::zeros_like(k_);
+  if (holds_block_) {
+    k_.narrow(2, 0, tokens).copy_(k_blocks.reshape({shape.batch, selection_.size(), tokens, -1}));
+    v_.narrow(2, 0, tokens).copy_(v_blocks.reshape({shape.batch, selection_.size(), tokens, -1}));
+  }
+}
+
+void SinkDummyStore::attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                            at::Tensor& out, PathTimer* timer) {
+  const int64_t tokens = shape_.geometry.tokens_per_block();
+  const int64_t offset = holds_block_ ? tokens : 0;
+  at::Tensor q_heads;
+  {
+    PathScope scope(timer, "gather");
+    q_heads = selection_.gather(q);
+    k_.narrow(2, offset, tokens).copy_(selection_.gather(k));
+    v_.narrow(2, offset, tokens).copy_(selection_.gather(v));
+  }
+  at::Tensor o;
+  {
+    PathScope scope(timer, "sink_dummy");
+    o = attention(q_heads, k_.narrow(2, 0, offset + tokens), v_.narrow(2, 0, offset + tokens));
+  }
+  PathScope scope(timer, "scatter");
+  selection_.scatter(out, o);
+}
+
+void SinkDummyStore::commit(const at::Tensor& k, const at::Tensor& v, int64_t block) {
+  const int64_t tokens = shape_.geometry.tokens_per_block();
+  if (!holds_block_) {
+    k_.narrow(2, 0, tokens).copy_(selection_.gather(k));
+    v_.narrow(2, 0, tokens).copy_(selection_.gather(v));
+    for (auto& held : held_blocks_) held = block;
+    holds_block_ = true;
+    return;
+  }
+  if (dummy_selection_.empty()) return;
+  const int dummies = dummy_selection_.size();
+  k_.narrow(1, sink_count_, dummies).narrow(2, 0, tokens).copy_(dummy_selection_.gather(k));
+  v_.narrow(1, sink_count_, dummies).narrow(2, 0, tokens).copy_(dummy_selection_.gather(v));
+  for (size_t i = static_cast<size_t>(sink_count_); i < held_blocks_.size(); ++i) {
+    held_blocks_[i] = block;
+  }
+}
+
+FrameBatch SinkDummyStore::block(int position) const {
+  FrameBatch batch;
+  if (!holds_block_) return batch;
+  const auto& g = shape_.geometry;
+  const std::vector<int64_t> sizes = {shape_.batch, 1,        g.frames,
+                                      g.grid_h,     g.grid_w, shape_.head_dim};
+  batch.k = k_.narrow(1, position, 1).narrow(2, 0, g.tokens_per_block()).reshape(sizes).clone();
+  batch.v = v_.narrow(1, position, 1).narrow(2, 0, g.tokens_per_block()).reshape(sizes).clone();
+  for (int f = 0; f < g.frames; ++f) batch.frames.push_back(held_blocks_[position] * g.frames + f);
+  return batch;
+}
+
+}  // namespace wc::attention

@@ -1,0 +1,217 @@
+// See window_store.h and Note [Window slots].
+#include "engine/attention/window_store.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "engine/attention/sdpa.h"
+#include "engine/core/error.h"
+
+namespace wc::attention {
+namespace {
+
+// Initial capacity of an unbounded store, in blocks; it doubles when full.
+constexpr int64_t kUnboundedInitialBlocks = 8;
+
+at::Tensor long_tensor(const std::vector<int64_t>& values, const at::Device& device) {
+  return at::tensor(values, at::TensorOptions().dtype(at::kLong)).to(device);
+}
+
+}  // namespace
+
+WindowStore::WindowStore(const StoreShape& shape, CellGrid cells, std::vector<int> heads,
+                         FrameWindow window, const FrameBatch& history)
+    : shape_(shape),
+      cells_(std::move(cells)),
+      selection_(std::move(heads), shape.options.device()),
+      window_(window) {
+  const int64_t held = static_cast<int64_t>(history.frames.size());
+  const int64_t frames = shape_.geometry.frames;
+  capacity_ = window_.window > 0 ? window_.window
+                                 : std::max(kUnboundedInitialBlocks * frames,
+                                            (held + frames - 1) / frames * frames);
+  if (held > capacity_) throw Error("window store", "history exceeds the window");
+  const int64_t heads_count = selection_.size();
+  for (const CellGroup& g : cells_.groups()) {
+    const int64_t slots_tokens = (capacity_ + frames) * g.cell_tokens();
+    k_.push_back(at::zeros({shape_.batch, heads_count * g.cells(), slots_tokens, shape_.head_dim},
+                           shape_.options));
+    v_.push_back(at::zeros_like(k_.back()));
+  }
+  slot_frames_ = history.frames;
+  if (held == 0) return;
+  for (size_t g = 0; g < k_.size(); ++g) {
+    const CellGroup& group = cells_.groups()[g];
+    slot_view(k_[g], g).narrow(4, 0, held).copy_(CellGrid::cell_view_of_frames(history.k, group));
+    slot_view(v_[g], g).narrow(4, 0, held).copy_(CellGrid::cell_view_of_frames(history.v, group));
+  }
+}
+
+at::Tensor WindowStore::slot_view(const at::Tensor& store, size_t group) const {
+  const CellGroup& g = cells_.groups()[group];
+  return store.view({shape_.batch, selection_.size(), g.cell_rows, g.cell_cols,
+                     capacity_ + shape_.geometry.frames, g.cell_h, g.cell_w, shape_.head_dim});
+}
+
+std::vector<int64_t> WindowStore::sorted_frames() const {
+  std::vector<int64_t> frames = slot_frames_;
+  std::sort(frames.begin(), frames.end());
+  return frames;
+}
+
+at::Tensor WindowStore::attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               at::Tensor* out, PathTimer* timer, const char* path) {
+  const int frames = shape_.geometry.frames;
+  const int64_t held = held_frames();
+  const int64_t heads_count = selection_.size();
+  at::Tensor result;
+  for (size_t g = 0; g < k_.size(); ++g) {
+    const CellGroup& group = cells_.groups()[g];
+    const int64_t rows = heads_count * group.cells();
+    const int64_t cell_tokens = group.cell_tokens();
+    at::Tensor q_cells;
+    {
+      PathScope scope(timer, "gather");
+      q_cells = selection_.gather(cells_.cell_view(q, frames, group))
+                    .reshape({shape_.batch, rows, frames * cell_tokens, shape_.head_dim});
+      slot_view(k_[g], g)
+          .narrow(4, held, frames)
+          .copy_(selection_.gather(cells_.cell_view(k, frames, group)));
+      slot_view(v_[g], g)
+          .narrow(4, held, frames)
+          .copy_(selection_.gather(cells_.cell_view(v, frames, group)));
+    }
+    at::Tensor o;
+    {
+      PathScope scope(timer, path);
+      const int64_t keys = (held + frames) * cell_tokens;
+      o = attention(q_cells, k_[g].narrow(2, 0, keys), v_[g].narrow(2, 0, keys));
+    }
+    if (out == nullptr) {
+      if (!cells_.is_whole()) throw Error("window store", "cell-major output needs a target");
+      result = o;
+      continue;
+    }
+    PathScope scope(timer, "scatter");
+    const at::Tensor o_cells =
+        o.reshape({shape_.batch, heads_count, group.cell_rows, group.cell_cols, frames,
+                   group.cell_h, group.cell_w, shape_.head_dim});
+    at::Tensor target = cells_.cell_view(*out, frames, group);
+    selection_.scatter(target, o_cells);
+  }
+  return result;
+}
+
+at::Tensor WindowStore::keys_with_current() const {
+  return k_[0].narrow(2, 0,
+                      (held_frames() + shape_.geometry.frames) * cells_.groups()[0].cell_tokens());
+}
+
+at::Tensor WindowStore::values_with_current() const {
+  return v_[0].narrow(2, 0,
+                      (held_frames() + shape_.geometry.frames) * cells_.groups()[0].cell_tokens());
+}
+
+void WindowStore::grow(int64_t capacity) {
+  const int64_t held = held_frames();
+  std::vector<at::Tensor> old_k = std::move(k_), old_v = std::move(v_);
+  k_.clear();
+  v_.clear();
+  capacity_ = capacity;
+  for (size_t g = 0; g < old_k.size(); ++g) {
+    const CellGroup& group = cells_.groups()[g];
+    const int64_t slots_tokens = (capacity_ + shape_.geometry.frames) * group.cell_tokens();
+    k_.push_back(at::zeros({old_k[g].size(0), old_k[g].size(1), slots_tokens, shape_.head_dim},
+                           shape_.options));
+    v_.push_back(at::zeros_like(k_.back()));
+    const int64_t tokens = held * group.cell_tokens();
+    // Slots are frame-major inside each cell row, so the valid prefix of a cell row is contiguous.
+    k_[g].narrow(2, 0, tokens).copy_(old_k[g].narrow(2, 0, tokens));
+    v_[g].narrow(2, 0, tokens).copy_(old_v[g].narrow(2, 0, tokens));
+  }
+}
+
+void WindowStore::commit(const at::Tensor& k, const at::Tensor& v, int64_t first_frame) {
+  const int frames = shape_.geometry.frames;
+  const int64_t committed = first_frame + frames;
+  std::vector<int64_t> free_slots;
+  for (size_t s = 0; s < slot_frames_.size(); ++s) {
+    if (!window_.keeps(slot_frames_[s], committed)) free_slots.push_back(static_cast<int64_t>(s));
+  }
+  std::vector<int64_t> slots;
+  size_t next_free = 0;
+  for (int i = 0; i < frames; ++i) {
+    int64_t slot;
+    if (next_free < free_slots.size()) {
+      slot = free_slots[next_free++];
+      slot_frames_[slot] = first_frame + i;
+    } else {
+      slot = static_cast<int64_t>(slot_frames_.size());
+      slot_frames_.push_back(first_frame + i);
+    }
+    slots.push_back(slot);
+  }
+  if (held_frames() > capacity_) {
+    if (window_.window > 0) throw Error("window store", "window overflow (internal error)");
+    grow(capacity_ * 2);
+  }
+  const at::Tensor slot_index = long_tensor(slots, shape_.options.device());
+  for (size_t g = 0; g < k_.size(); ++g) {
+    const CellGroup& group = cells_.groups()[g];
+    slot_view(k_[g], g).index_copy_(4, slot_index,
+                                    selection_.gather(cells_.cell_view(k, frames, group)));
+    slot_view(v_[g], g).index_copy_(4, slot_index,
+                                    selection_.gather(cells_.cell_view(v, frames, group)));
+  }
+  if (next_free < free_slots.size()) {
+    // More frames left the window than arrived (it shrank): rebuild compactly. Rare (settings).
+    std::vector<int> all(selection_.size());
+    std::iota(all.begin(), all.end(), 0);
+    FrameBatch kept = history(all);
+    std::vector<int64_t> keep_index;
+    std::vector<int64_t> keep_frames;
+    for (size_t i = 0; i < kept.frames.size(); ++i) {
+      if (window_.keeps(kept.frames[i], committed)) {
+        keep_index.push_back(static_cast<int64_t>(i));
+        keep_frames.push_back(kept.frames[i]);
+      }
+    }
+    const at::Tensor index = long_tensor(keep_index, shape_.options.device());
+    FrameBatch compact{kept.k.index_select(2, index), kept.v.index_select(2, index), keep_frames};
+    *this = WindowStore(shape_, cells_, selection_.heads(), window_, compact);
+  }
+}
+
+FrameBatch WindowStore::history(const std::vector<int>& positions) const {
+  FrameBatch batch;
+  const int64_t held = held_frames();
+  if (held == 0 || positions.empty()) return batch;
+  std::vector<int64_t> order(static_cast<size_t>(held));
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](int64_t a, int64_t b) { return slot_frames_[a] < slot_frames_[b]; });
+  for (int64_t slot : order) batch.frames.push_back(slot_frames_[slot]);
+  const auto device = shape_.options.device();
+  const at::Tensor order_index = long_tensor(order, device);
+  const at::Tensor head_index =
+      long_tensor(std::vector<int64_t>(positions.begin(), positions.end()), device);
+  const auto& geometry = shape_.geometry;
+  const std::vector<int64_t> sizes = {shape_.batch,
+                                      static_cast<int64_t>(positions.size()),
+                                      held,
+                                      geometry.grid_h,
+                                      geometry.grid_w,
+                                      shape_.head_dim};
+  batch.k = at::empty(sizes, shape_.options);
+  batch.v = at::empty(sizes, shape_.options);
+  for (size_t g = 0; g < k_.size(); ++g) {
+    const CellGroup& group = cells_.groups()[g];
+    CellGrid::cell_view_of_frames(batch.k, group)
+        .copy_(slot_view(k_[g], g).index_select(1, head_index).index_select(4, order_index));
+    CellGrid::cell_view_of_frames(batch.v, group)
+        .copy_(slot_view(v_[g], g).index_select(1, head_index).index_select(4, order_index));
+  }
+  return batch;
+}
+
+}  // namespace wc::attention

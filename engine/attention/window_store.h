@@ -1,0 +1,99 @@
+// The sliding-window-with-sink KV store of a group of heads that hold the same frames: fixed
+// capacity (window + one reserved block for the current block's K/V), frame slots used as a ring,
+// laid out cell-major for the spatial path or plain (one whole-frame cell) for Dense/Global heads.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/attention/head_groups.h"
+#include "engine/attention/path_timer.h"
+#include "engine/attention/spatial_cells.h"
+#include "engine/attention/step_info.h"
+
+namespace wc::attention {
+
+// Note [Window slots]
+// A store holds `capacity` frame slots plus F reserved ones. Valid frames always occupy slots
+// [0, held); attend() writes the current block into slots [held, held + F) and attends over the
+// narrowed view [0, held + F): attention is invariant to key order, so the ring never needs
+// reordering and the hot path allocates nothing proportional to the window. commit() writes the
+// block's frames into the slots of frames that left the window (the ring) or appends them while
+// the window fills. An unbounded window (0) doubles its capacity when full.
+
+// Which frames a window keeps: the sink block, never evicted, plus the most recent
+// `window - frames_per_block` frames; everything when `window` is 0.
+struct FrameWindow {
+  int frames_per_block = 1;
+  int64_t window = 0;
+
+  bool keeps(int64_t frame, int64_t frames_committed) const {
+    return window == 0 || frame < frames_per_block ||
+           frame >= frames_committed - (window - frames_per_block);
+  }
+};
+
+// Fixed facts shared by a layer's stores.
+struct StoreShape {
+  int batch = 1;
+  int head_dim = 1;
+  BlockGeometry geometry;
+  at::TensorOptions options;
+};
+
+// Frames of some heads in the canonical layout, frames ascending.
+struct FrameBatch {
+  at::Tensor k, v;              // [B, heads, frames, h, w, D]; undefined when no frames
+  std::vector<int64_t> frames;  // frame index of each entry of dim 2
+};
+
+class WindowStore {
+ public:
+  // Stores `heads` (layer head indices) holding `history` (all heads hold the same frames).
+  WindowStore(const StoreShape& shape, CellGrid cells, std::vector<int> heads, FrameWindow window,
+              const FrameBatch& history);
+
+  const HeadSelection& selection() const { return selection_; }
+  const std::vector<int>& heads() const { return selection_.heads(); }
+  const CellGrid& cells() const { return cells_; }
+  int64_t held_frames() const { return static_cast<int64_t>(slot_frames_.size()); }
+  const std::vector<int64_t>& slot_frames() const { return slot_frames_; }
+  std::vector<int64_t> sorted_frames() const;
+  int64_t capacity_frames() const { return capacity_; }
+
+  // Writes the current block's K/V of this store's heads into the reserved slots and attends
+  // q ([B, H, T, D], all heads of the layer) over history + current block. If `out` is given the
+  // result is scattered into it at this store's heads; otherwise it is returned as
+  // [B, heads, T, D] (whole-grid stores only). `path` names the attention for the timer.
+  at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, at::Tensor* out,
+                    PathTimer* timer, const char* path);
+
+  // History + current block as [B, heads, (held + F)·N, D] (whole-grid stores, after attend()),
+  // slot by slot; `slot_frames()` names the history slots, the current block follows them.
+  at::Tensor keys_with_current() const;
+  at::Tensor values_with_current() const;
+
+  // Writes the block that starts at frame `first_frame` and evicts frames the window no longer
+  // keeps. k, v: [B, H, T, D] of the whole layer.
+  void commit(const at::Tensor& k, const at::Tensor& v, int64_t first_frame);
+
+  // The history of the heads at `positions` (indices into heads()), frames ascending.
+  FrameBatch history(const std::vector<int>& positions) const;
+
+ private:
+  at::Tensor slot_view(const at::Tensor& store, size_t group) const;
+  void grow(int64_t capacity);
+
+  StoreShape shape_;
+  CellGrid cells_;
+  HeadSelection selection_;
+  FrameWindow window_;
+  int64_t capacity_ = 0;
+  std::vector<int64_t> slot_frames_;
+  std::vector<at::Tensor> k_,
+      v_;  // per cell group: [B, heads·cells, (capacity + F)·cell_tokens, D]
+};
+
+}  // namespace wc::attention

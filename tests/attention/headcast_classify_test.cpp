@@ -1,0 +1,374 @@
+// HeadCast classification and live tuning: planted archetypes are recovered, thresholds re-cast
+// monotonically, stores migrate to what each head may keep (checked against the reference), and
+// reset / reclassify / determinism / settings errors behave.
+#include <ATen/CPUGeneratorImpl.h>
+#include <gtest/gtest.h>
+
+#include "engine/attention/headcast_policy.h"
+#include "engine/attention/registry.h"
+#include "engine/core/error.h"
+#include "tests/attention/attention_reference.h"
+
+namespace wc::attention {
+namespace {
+
+using testing::fresh_seed;
+using testing::Qkv;
+
+// One frame per block, a 12x12 grid, a window of 6 frames: classification at block 6.
+ModelShape archetype_shape() {
+  ModelShape shape;
+  shape.num_layers = 2;
+  shape.num_heads = 4;
+  shape.head_dim = 16;
+  shape.batch = 1;
+  shape.geometry = BlockGeometry{1, 12, 12};
+  return shape;
+}
+
+constexpr int64_t kWindow = 6;
+constexpr int64_t kClassifyBlock = 6;
+
+// Planted heads per layer: 0 attends to the first block, 1 to the latest completed block,
+// 2 to a spatial neighbourhood (logit = -2·distance²), 3 broadly (small random logits).
+const std::vector<HeadType> kPlanted = {HeadType::kSink, HeadType::kDummy, HeadType::kSpatial,
+                                        HeadType::kGlobal};
+
+Qkv planted_qkv(const ModelShape& shape, int64_t block, at::Generator& gen) {
+  Qkv x = testing::random_qkv(shape, gen, 0.3);
+  const auto& g = shape.geometry;
+  const int64_t tokens = g.tokens_per_block();
+  const double scale = std::sqrt(static_cast<double>(shape.head_dim));
+  for (int64_t b = 0; b < shape.batch; ++b) {
+    // Sink: one strong direction shared by queries and block 0's keys.
+    x.q[b][0].select(1, 0).fill_(8.0);
+    x.k[b][0].select(1, 0).fill_(block == 0 ? 4.0 : -4.0);
+    // Dummy: key strength grows with the block, so the latest completed block dominates; the
+    // classification block's own keys are weak.
+    x.q[b][1].select(1, 0).fill_(8.0);
+    x.k[b][1].select(1, 0).fill_(block >= kClassifyBlock ? -4.0 : 3.0 * static_cast<double>(block));
+    // Spatial: q·k/√D = -β((y-y')² + (x-x')²).
+    const double beta = 2.0;
+    for (int64_t t = 0; t < tokens; ++t) {
+      const double y = static_cast<double>((t % g.tokens_per_frame()) / g.grid_w);
+      const double xx = static_cast<double>(t % g.grid_w);
+      auto q = x.q[b][2][t];
+      auto k = x.k[b][2][t];
+      q.zero_();
+      k.zero_();
+      q[0] = scale * 2 * beta * y;
+      q[1] = scale * 2 * beta * xx;
+      q[2] = -scale * beta * (y * y + xx * xx);
+      q[3] = -scale * beta;
+      k[0] = y;
+      k[1] = xx;
+      k[2] = 1.0;
+      k[3] = y * y + xx * xx;
+    }
+  }
+  return x;
+}
+
+std::unique_ptr<AttentionPolicy> make_policy(const ModelShape& shape, nlohmann::json settings) {
+  settings["window"] = kWindow;
+  settings["cell"] = 4;  // 12x12 grid: 3x3 cells of 4x4
+  return create_policy("headcast", shape, settings);
+}
+
+// Drives blocks [first, last) with planted inputs: 2 denoising steps and the clean pass.
+void run_blocks(AttentionPolicy& policy, const ModelShape& shape, int64_t first, int64_t last,
+                at::Generator& gen, std::vector<std::vector<Qkv>>* history = nullptr) {
+  for (int64_t block = first; block < last; ++block) {
+    for (int step = 0; step <= 2; ++step) {
+      const StepInfo info = testing::step_info(shape, block, step, 2, step == 2);
+      for (int layer = 0; layer < shape.num_layers; ++layer) {
+        const Qkv in = planted_qkv(shape, block, gen);
+        policy.attend(layer, in.q, in.k, in.v, info);
+        if (info.clean_pass) {
+          policy.commit(layer, in.k, in.v, info);
+          if (history) (*history)[static_cast<size_t>(layer)].push_back(in);
+        }
+      }
+    }
+  }
+}
+
+TEST(HeadCastClassify, RecoversPlantedArchetypes) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const ModelShape shape = archetype_shape();
+  for (int64_t sample : {int64_t{0}, int64_t{64}}) {
+    auto policy = make_policy(shape, {{"query_sample", sample}, {"seed", seed % 1000}});
+    auto& headcast = dynamic_cast<HeadCastPolicy&>(*policy);
+    EXPECT_EQ(headcast.classification_block(), kClassifyBlock);
+    at::Generator gen = at::detail::createCPUGenerator(seed);
+    run_blocks(*policy, shape, 0, kClassifyBlock, gen);
+    EXPECT_FALSE(policy->stats().classified);
+    EXPECT_EQ(headcast.cast(0)[0], HeadType::kDense);
+    run_blocks(*policy, shape, kClassifyBlock, kClassifyBlock + 1, gen);
+    const PolicyStats stats = policy->stats();
+    EXPECT_TRUE(stats.classified);
+    for (int layer = 0; layer < shape.num_layers; ++layer) {
+      for (int h = 0; h < shape.num_heads; ++h) {
+        const HeadStats& head = stats.heads[static_cast<size_t>(layer)][static_cast<size_t>(h)];
+        EXPECT_EQ(head.type, kPlanted[static_cast<size_t>(h)])
+            << "layer " << layer << " head " << h << " sample " << sample << ": sink "
+            << head.scores.sink << " dummy " << head.scores.dummy << " M_sp "
+            << head.scores.spatial_mean << " S_sp " << head.scores.spatial_score;
+        EXPECT_FALSE(std::isnan(head.scores.spatial_score));
+      }
+    }
+  }
+}
+
+int non_global_heads(const HeadCastPolicy& policy, int layers) {
+  int count = 0;
+  for (int l = 0; l < layers; ++l) {
+    for (HeadType t : policy.cast(l)) count += t != HeadType::kGlobal;
+  }
+  return count;
+}
+
+TEST(HeadCastClassify, ThresholdsChangeTheCastMonotonically) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(testing::seed_trace(seed));
+  ModelShape shape = archetype_shape();
+  auto policy = make_policy(shape, {{"query_sample", 0}});
+  auto& headcast = dynamic_cast<HeadCastPolicy&>(*policy);
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  run_blocks(*policy, shape, 0, kClassifyBlock + 1, gen);
+  for (const char* key :
+       {"theta_dummy", "theta_sink", "theta_spatial", "theta_spatial_score", "all"}) {
+    int previous = shape.num_layers * shape.num_heads + 1;
+    std::vector<std::vector<HeadType>> previous_cast;
+    for (double theta = -1.0; theta <= 1.2001; theta += 0.05) {
+      nlohmann::json settings;
+      if (std::string(key) == "all") {
+        settings = {{"theta_dummy", theta},
+                    {"theta_sink", theta},
+                    {"theta_spatial", theta},
+                    {"theta_spatial_score", theta}};
+      } else {
+        settings = {{key, theta}};
+      }
+      policy->configure(settings);
+      const int count = non_global_heads(headcast, shape.num_layers);
+      EXPECT_LE(count, previous) << key << " = " << theta;
+      for (int l = 0; l < shape.num_layers && !previous_cast.empty(); ++l) {
+        for (int h = 0; h < shape.num_heads; ++h) {
+          if (previous_cast[l][h] == HeadType::kGlobal) {
+            EXPECT_EQ(headcast.cast(l)[h], HeadType::kGlobal) << key << " = " << theta;
+          }
+        }
+      }
+      previous = count;
+      previous_cast = {headcast.cast(0), headcast.cast(1)};
+    }
+    if (std::string(key) == "all") {
+      EXPECT_EQ(previous, 0);
+    }
+    policy->configure({{"theta_dummy", 0.95},
+                       {"theta_sink", 0.95},
+                       {"theta_spatial", 0.95},
+                       {"theta_spatial_score", 0.755}});
+    EXPECT_EQ(headcast.cast(0), kPlanted);
+  }
+  // Raising gamma only ever removes Spatial heads (the planted one fits so well that its error
+  // term is tiny: it stays Spatial).
+  int previous = shape.num_layers * shape.num_heads;
+  for (double gamma : {0.0, 1.0, 5.0, 50.0, 1e3, 1e6, 1e9}) {
+    policy->configure({{"gamma", gamma}});
+    const int count = non_global_heads(headcast, shape.num_layers);
+    EXPECT_LE(count, previous) << "gamma = " << gamma;
+    previous = count;
+  }
+  EXPECT_EQ(headcast.cast(0)[0], HeadType::kSink);
+  EXPECT_EQ(headcast.cast(0)[1], HeadType::kDummy);
+}
+
+// Checks held frames and outputs of the next blocks against the reference, for `expected` held
+// sets that the caller advances with `advance` after each commit.
+void expect_outputs_match(AttentionPolicy& policy, const ModelShape& shape, int64_t block,
+                          const std::vector<std::vector<Qkv>>& history,
+                          const std::vector<std::set<int64_t>>& held, at::Generator& gen) {
+  auto& headcast = dynamic_cast<HeadCastPolicy&>(policy);
+  testing::Visibility vis;
+  vis.held = held;
+  const auto types = headcast.cast(0);
+  vis.cell_of = [types](int h, int y, int x) {
+    return types[static_cast<size_t>(h)] == HeadType::kSpatial ? (y / 4) * 3 + x / 4 : -1;
+  };
+  for (int h = 0; h < shape.num_heads; ++h) {
+    const auto actual = headcast.held_frames(0, h);
+    ASSERT_EQ(std::set<int64_t>(actual.begin(), actual.end()), held[static_cast<size_t>(h)])
+        << "head " << h << " block " << block;
+  }
+  const Qkv in = testing::random_qkv(shape, gen);
+  const at::Tensor out =
+      policy.attend(0, in.q, in.k, in.v, testing::step_info(shape, block, 0, 1, false));
+  ASSERT_LT(
+      testing::max_abs_diff(out, testing::masked_reference(shape, history[0], in, block, vis)),
+      1e-5)
+      << "block " << block;
+}
+
+TEST(HeadCastLiveTuning, StoresMigrateWithTheCast) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const ModelShape shape = archetype_shape();
+  auto policy = make_policy(shape, {{"query_sample", 0}});
+  auto& headcast = dynamic_cast<HeadCastPolicy&>(*policy);
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  std::vector<std::vector<Qkv>> history(static_cast<size_t>(shape.num_layers));
+  run_blocks(*policy, shape, 0, kClassifyBlock + 2, gen, &history);
+  ASSERT_EQ(headcast.cast(0), kPlanted);
+  int64_t block = kClassifyBlock + 2;
+  auto window = [&](int64_t b) { return testing::window_frames(b, 1, kWindow); };
+  expect_outputs_match(*policy, shape, block, history,
+                       {{0}, {block - 1}, window(block), window(block)}, gen);
+
+  // Everything Global: the old Sink head keeps frame 0, the old Dummy head its latest frame, and
+  // both refill; the old Spatial head keeps its window.
+  policy->configure({{"theta_dummy", 2.0}, {"theta_sink", 2.0}, {"theta_spatial", 2.0}});
+  ASSERT_EQ(headcast.cast(0), std::vector<HeadType>(4, HeadType::kGlobal));
+  std::set<int64_t> from_sink = {0}, from_dummy = {block - 1};
+  for (int i = 0; i < 7; ++i, ++block) {
+    expect_outputs_match(*policy, shape, block, history,
+                         {from_sink, from_dummy, window(block), window(block)}, gen);
+    run_blocks(*policy, shape, block, block + 1, gen, &history);
+    from_sink.insert(block);
+    from_dummy.insert(block);
+    const auto keep = window(block + 1);
+    for (auto* set : {&from_sink, &from_dummy}) {
+      for (auto it = set->begin(); it != set->end();)
+        it = keep.count(*it) ? std::next(it) : set->erase(it);
+    }
+  }
+  // The old Sink head caught up and shares the Global store again; the old Dummy head lost the
+  // sink frame for good and keeps its own group.
+  EXPECT_EQ(from_sink, window(block));
+  EXPECT_EQ(headcast.layer_stores(0).windows().size(), 2u);
+
+  // Everything Dummy: every head drops to its latest block at once.
+  policy->configure({{"theta_dummy", -2.0}});
+  ASSERT_EQ(headcast.cast(0), std::vector<HeadType>(4, HeadType::kDummy));
+  const int64_t tokens = shape.geometry.tokens_per_block();
+  EXPECT_EQ(policy->stats().per_type[static_cast<size_t>(HeadType::kDummy)].cached_tokens,
+            shape.num_layers * shape.num_heads * tokens);
+  const std::set<int64_t> latest = {block - 1};
+  expect_outputs_match(*policy, shape, block, history, {latest, latest, latest, latest}, gen);
+}
+
+TEST(HeadCastLiveTuning, ResetAndReclassifyRestoreACleanState) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const ModelShape shape = archetype_shape();
+  auto policy = make_policy(shape, {{"query_sample", 0}});
+  auto& headcast = dynamic_cast<HeadCastPolicy&>(*policy);
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  run_blocks(*policy, shape, 0, kClassifyBlock + 1, gen);
+  ASSERT_TRUE(policy->stats().classified);
+
+  policy->reclassify();
+  PolicyStats stats = policy->stats();
+  EXPECT_FALSE(stats.classified);
+  EXPECT_EQ(headcast.cast(0), std::vector<HeadType>(4, HeadType::kDense));
+  EXPECT_TRUE(std::isnan(stats.heads[0][0].scores.sink));
+  // History is kept: the old Dummy head holds one frame, the old Global head its window.
+  EXPECT_EQ(headcast.held_frames(0, 1).size(), 1u);
+  EXPECT_EQ(headcast.held_frames(0, 3).size(), static_cast<size_t>(kWindow));
+  EXPECT_EQ(headcast.classification_block(), 2 * kClassifyBlock + 1);
+  run_blocks(*policy, shape, kClassifyBlock + 1, 2 * kClassifyBlock + 2, gen);
+  EXPECT_TRUE(policy->stats().classified);
+  EXPECT_EQ(headcast.cast(1)[0], HeadType::kSink);
+  EXPECT_EQ(headcast.cast(1)[2], HeadType::kSpatial);
+  EXPECT_EQ(headcast.cast(1)[3], HeadType::kGlobal);
+
+  policy->reset();
+  stats = policy->stats();
+  EXPECT_FALSE(stats.classified);
+  EXPECT_EQ(stats.blocks_committed, 0);
+  EXPECT_EQ(stats.total_tokens(), 0);
+  EXPECT_EQ(headcast.classification_block(), kClassifyBlock);
+  // A reset policy computes what a new one computes.
+  auto fresh = make_policy(shape, {{"query_sample", 0}});
+  const Qkv in = planted_qkv(shape, 0, gen);
+  const StepInfo info = testing::step_info(shape, 0, 0, 1, false);
+  EXPECT_TRUE(at::equal(policy->attend(0, in.q, in.k, in.v, info),
+                        fresh->attend(0, in.q, in.k, in.v, info)));
+}
+
+TEST(HeadCastLiveTuning, RolloutWithAFixedSeedIsDeterministic) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const ModelShape shape = archetype_shape();
+  std::vector<at::Tensor> outputs[2];
+  std::vector<PolicyStats> stats;
+  for (int run = 0; run < 2; ++run) {
+    auto policy = make_policy(shape, {{"query_sample", 50}, {"seed", 7}});
+    at::Generator gen = at::detail::createCPUGenerator(seed);
+    for (int64_t block = 0; block < kClassifyBlock + 3; ++block) {
+      const StepInfo info = testing::step_info(shape, block, 0, 0, true);
+      for (int layer = 0; layer < shape.num_layers; ++layer) {
+        const Qkv in = testing::random_qkv(shape, gen);
+        outputs[run].push_back(policy->attend(layer, in.q, in.k, in.v, info));
+        policy->commit(layer, in.k, in.v, info);
+      }
+    }
+    stats.push_back(policy->stats());
+  }
+  for (size_t i = 0; i < outputs[0].size(); ++i)
+    EXPECT_TRUE(at::equal(outputs[0][i], outputs[1][i]));
+  for (size_t l = 0; l < stats[0].heads.size(); ++l) {
+    for (size_t h = 0; h < stats[0].heads[l].size(); ++h) {
+      EXPECT_EQ(stats[0].heads[l][h].type, stats[1].heads[l][h].type);
+      EXPECT_EQ(stats[0].heads[l][h].scores.spatial_score,
+                stats[1].heads[l][h].scores.spatial_score);
+    }
+  }
+}
+
+TEST(HeadCastSettings, BadSettingsNameTheKey) {
+  const ModelShape shape = archetype_shape();
+  const std::vector<std::pair<nlohmann::json, std::string>> cases = {
+      {{{"window", 1}}, "window"},
+      {{{"window", "6"}}, "window"},
+      {{{"theta_dummy", "high"}}, "theta_dummy"},
+      {{{"theta_sink", nullptr}}, "theta_sink"},
+      {{{"theta_spatial", true}}, "theta_spatial"},
+      {{{"theta_spatial_score", {1}}}, "theta_spatial_score"},
+      {{{"gamma", -1}}, "gamma"},
+      {{{"radius", -1}}, "radius"},
+      {{{"radius", 1.5}}, "radius"},
+      {{{"cell", 0}}, "cell"},
+      {{{"cell_mode", "square"}}, "cell_mode"},
+      {{{"classify_block", 0}}, "classify_block"},
+      {{{"classify_step", -2}}, "classify_step"},
+      {{{"query_sample", -1}}, "query_sample"},
+      {{{"seed", -1}}, "seed"},
+      {{{"window", 0}}, "classify_block"},
+      {{{"cast", {{"mix", {1, 1, 1}}}}}, "cast.mix"},
+      {{{"cast", {{"mix", {1, 1, 1, 2}}}}}, "cast.mix"},
+      {{{"cast", {{"layers", {{"S", "D", "P", "G"}}}}}}, "cast.layers"},
+      {{{"cast", {{"layers", {{"S", "D", "P", "G"}, {"S", "D", "X", "G"}}}}}}, "cast.layers[1]"},
+      {{{"cast", "global"}}, "cast"},
+      {{{"thetas", 1}}, "thetas"}};
+  for (const auto& [settings, key] : cases) {
+    try {
+      create_policy("headcast", shape, settings);
+      ADD_FAILURE() << "accepted " << settings.dump();
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what()).find("'" + key + "'"), std::string::npos) << error.what();
+    }
+  }
+  // A rejected configure leaves the settings as they were.
+  auto policy = create_policy("headcast", shape);
+  const nlohmann::json before = policy->settings();
+  EXPECT_THROW(policy->configure({{"theta_sink", 0.5}, {"gamma", "x"}}), Error);
+  EXPECT_EQ(policy->settings(), before);
+  EXPECT_EQ(before["window"], 7);
+  EXPECT_EQ(before["cell_mode"], "divisor");
+}
+
+}  // namespace
+}  // namespace wc::attention

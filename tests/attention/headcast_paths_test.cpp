@@ -1,0 +1,177 @@
+// Each HeadCast attention path against the naive reference with the mask its type implies: every
+// head Global == dense; Sink+Dummy, Global and Spatial (divisor and ragged cells) in one cast.
+#include <ATen/CPUGeneratorImpl.h>
+#include <gtest/gtest.h>
+
+#include "engine/attention/headcast_policy.h"
+#include "engine/attention/registry.h"
+#include "tests/attention/attention_reference.h"
+
+namespace wc::attention {
+namespace {
+
+using testing::fresh_seed;
+using testing::Qkv;
+
+ModelShape path_shape() {
+  ModelShape shape;
+  shape.num_layers = 2;
+  shape.num_heads = 8;
+  shape.head_dim = 8;
+  shape.batch = 2;
+  shape.geometry = BlockGeometry{2, 6, 10};
+  return shape;
+}
+
+constexpr int64_t kWindow = 6;  // sink block (2 frames) + 4 rolling frames
+
+TEST(HeadCastPaths, EveryHeadGlobalEqualsDense) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const ModelShape shape = path_shape();
+  auto dense = create_policy("dense", shape, {{"window", kWindow}});
+  auto headcast =
+      create_policy("headcast", shape, {{"window", kWindow}, {"cast", {{"mix", {0, 0, 0, 8}}}}});
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  for (int64_t block = 0; block < 6; ++block) {
+    for (int step = 0; step <= 2; ++step) {
+      const StepInfo info = testing::step_info(shape, block, step, 2, step == 2);
+      for (int layer = 0; layer < shape.num_layers; ++layer) {
+        const Qkv in = testing::random_qkv(shape, gen);
+        const at::Tensor want = dense->attend(layer, in.q, in.k, in.v, info);
+        const at::Tensor got = headcast->attend(layer, in.q, in.k, in.v, info);
+        ASSERT_LT(testing::max_abs_diff(got, want), 1e-5) << "block " << block;
+        if (info.clean_pass) {
+          dense->commit(layer, in.k, in.v, info);
+          headcast->commit(layer, in.k, in.v, info);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(headcast->stats().total_tokens(), dense->stats().total_tokens());
+}
+
+struct CellCase {
+  const char* mode;
+  int cell;
+  // The expected cell of (y, x), written out by hand for the 6x10 grid.
+  int (*cell_of)(int y, int x);
+};
+
+// Runs a rollout with `cast` (explicit per layer) and checks every output against the reference
+// with what each head's type may see.
+void expect_paths_match(const nlohmann::json& cast, const CellCase& cells, uint64_t seed) {
+  const ModelShape shape = path_shape();
+  auto policy = create_policy(
+      "headcast", shape,
+      {{"window", kWindow}, {"cell", cells.cell}, {"cell_mode", cells.mode}, {"cast", cast}});
+  auto& headcast = dynamic_cast<HeadCastPolicy&>(*policy);
+  const int frames = shape.geometry.frames;
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  std::vector<std::vector<Qkv>> history(static_cast<size_t>(shape.num_layers));
+  for (int64_t block = 0; block < 6; ++block) {
+    for (int step = 0; step <= 1; ++step) {
+      const StepInfo info = testing::step_info(shape, block, step, 1, step == 1);
+      for (int layer = 0; layer < shape.num_layers; ++layer) {
+        const auto& types = headcast.cast(layer);
+        testing::Visibility vis;
+        for (int h = 0; h < shape.num_heads; ++h) {
+          const HeadType type = types[static_cast<size_t>(h)];
+          std::set<int64_t> held;
+          if (block > 0 && type == HeadType::kSink) held = testing::block_frames(0, frames);
+          if (block > 0 && type == HeadType::kDummy)
+            held = testing::block_frames(block - 1, frames);
+          if (type == HeadType::kGlobal || type == HeadType::kSpatial) {
+            held = testing::window_frames(block * frames, frames, kWindow);
+          }
+          vis.held.push_back(held);
+          const auto actual = headcast.held_frames(layer, h);
+          ASSERT_EQ(std::set<int64_t>(actual.begin(), actual.end()), held)
+              << "layer " << layer << " head " << h << " block " << block;
+        }
+        vis.cell_of = [&types, &cells](int h, int y, int x) {
+          return types[static_cast<size_t>(h)] == HeadType::kSpatial ? cells.cell_of(y, x) : -1;
+        };
+        const Qkv in = testing::random_qkv(shape, gen);
+        const at::Tensor out = policy->attend(layer, in.q, in.k, in.v, info);
+        const at::Tensor expected =
+            testing::masked_reference(shape, history[static_cast<size_t>(layer)], in, block, vis);
+        ASSERT_LT(testing::max_abs_diff(out, expected), 1e-5)
+            << "block " << block << " layer " << layer << " cells " << cells.mode;
+        if (info.clean_pass) {
+          policy->commit(layer, in.k, in.v, info);
+          history[static_cast<size_t>(layer)].push_back(in);
+        }
+      }
+    }
+  }
+}
+
+// 6x10 grid, cell 4: divisor mode takes 3 (of 1, 2, 3, 6) x 5 (of 1, 2, 5, 10) cells.
+const CellCase kDivisor{"divisor", 4, [](int y, int x) { return (y / 3) * 2 + x / 5; }};
+// Ragged: rows 4 + 2, columns 4 + 4 + 2: four cell shapes.
+const CellCase kRagged{"ragged", 4, [](int y, int x) { return (y / 4) * 3 + x / 4; }};
+
+const nlohmann::json kInterleaved = {
+    {"layers",
+     {{"sink", "dummy", "spatial", "global", "spatial", "sink", "global", "dummy"},
+      {"P", "G", "P", "S", "D", "P", "G", "P"}}}};
+
+TEST(HeadCastPaths, EachTypeMatchesItsMaskDivisorCells) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(testing::seed_trace(seed));
+  expect_paths_match(kInterleaved, kDivisor, seed);
+}
+
+TEST(HeadCastPaths, EachTypeMatchesItsMaskRaggedCells) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(testing::seed_trace(seed));
+  expect_paths_match(kInterleaved, kRagged, seed);
+}
+
+TEST(HeadCastPaths, SeededMixMatchesItsMask) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(testing::seed_trace(seed));
+  expect_paths_match({{"mix", {2, 2, 2, 2}}}, kRagged, seed);
+}
+
+TEST(HeadCastPaths, StoreSizesMatchTheFormulas) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const ModelShape shape = path_shape();
+  auto policy =
+      create_policy("headcast", shape, {{"window", kWindow}, {"cast", {{"mix", {1, 3, 2, 2}}}}});
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  const int64_t frame_tokens = shape.geometry.tokens_per_frame();
+  const int64_t block_tokens = shape.geometry.tokens_per_block();
+  const int64_t bytes_per_token = 2 * shape.batch * shape.head_dim * 4;
+  for (int64_t block = 0; block < 5; ++block) {
+    const StepInfo info = testing::step_info(shape, block, 0, 0, true);
+    for (int layer = 0; layer < shape.num_layers; ++layer) {
+      const Qkv in = testing::random_qkv(shape, gen);
+      policy->attend(layer, in.q, in.k, in.v, info);
+      policy->commit(layer, in.k, in.v, info);
+    }
+    const PolicyStats stats = policy->stats();
+    const int64_t window_tokens =
+        std::min<int64_t>((block + 1) * shape.geometry.frames, kWindow) * frame_tokens;
+    const int64_t layers = shape.num_layers;
+    const std::vector<std::pair<HeadType, int64_t>> expected = {
+        {HeadType::kSink, layers * 1 * block_tokens},
+        {HeadType::kDummy, layers * 3 * block_tokens},
+        {HeadType::kSpatial, layers * 2 * window_tokens},
+        {HeadType::kGlobal, layers * 2 * window_tokens}};
+    for (const auto& [type, tokens] : expected) {
+      const TypeStats& t = stats.per_type[static_cast<size_t>(type)];
+      EXPECT_EQ(t.cached_tokens, tokens) << head_type_name(type) << " block " << block;
+      EXPECT_EQ(t.cached_bytes, tokens * bytes_per_token) << head_type_name(type);
+    }
+    EXPECT_EQ(stats.per_type[static_cast<size_t>(HeadType::kSink)].heads, 2);
+    EXPECT_EQ(stats.per_type[static_cast<size_t>(HeadType::kDummy)].heads, 6);
+    EXPECT_TRUE(stats.classified);
+    EXPECT_EQ(stats.blocks_committed, block + 1);
+  }
+}
+
+}  // namespace
+}  // namespace wc::attention
