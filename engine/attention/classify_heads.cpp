@@ -93,17 +93,18 @@ std::vector<HeadEvidence> classify_heads(const ClassifyInputs& in, const std::ve
     return f / block_frames == current - 1 || f / block_frames == current;
   });
 
-  // Spatial mask [rows, keys]: same neighbourhood in every slot.
-  const int64_t keys = in.k.size(2);
+  // Spatial mask [rows, keys]: the same neighbourhood in every slot, built for one frame and
+  // repeated (a [rows, keys] index grid would cost gigabytes at 1080P).
   const at::Tensor key_pos =
-      at::arange(keys, at::TensorOptions().dtype(at::kLong).device(device)).remainder(frame_tokens);
+      at::arange(frame_tokens, at::TensorOptions().dtype(at::kLong).device(device));
   const at::Tensor query_pos = row_index.remainder(frame_tokens);
   const at::Tensor dy =
       (query_pos.div(g.grid_w, "floor").unsqueeze(1) - key_pos.div(g.grid_w, "floor").unsqueeze(0))
           .abs();
   const at::Tensor dx =
       (query_pos.remainder(g.grid_w).unsqueeze(1) - key_pos.remainder(g.grid_w).unsqueeze(0)).abs();
-  const at::Tensor spatial_mask = dy.le(radius).logical_and(dx.le(radius));
+  const at::Tensor spatial_mask =
+      dy.le(radius).logical_and(dx.le(radius)).repeat({1, in.k.size(2) / frame_tokens});
 
   std::vector<HeadEvidence> evidence;
   for (int64_t h = 0; h < in.q.size(1); ++h) {

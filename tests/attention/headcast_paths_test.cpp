@@ -3,6 +3,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
 
+#include "engine/attention/cast_flops.h"
 #include "engine/attention/headcast_policy.h"
 #include "engine/attention/registry.h"
 #include "tests/attention/attention_reference.h"
@@ -58,18 +59,47 @@ struct CellCase {
   int (*cell_of)(int y, int x);
 };
 
-// Runs a rollout with `cast` (explicit per layer) and checks every output against the reference
-// with what each head's type may see.
-void expect_paths_match(const nlohmann::json& cast, const CellCase& cells, uint64_t seed) {
+// A settings change applied between blocks `at` - 1 and `at`.
+struct LayoutChange {
+  int64_t at = -1;
+  int64_t window = 0;
+  const CellCase* cells = nullptr;
+};
+
+// Runs a rollout with `cast` and checks every output against the reference with what each head's
+// type may see (and the held frames against that model).
+
+void expect_paths_match(const nlohmann::json& cast, const CellCase& first_cells, uint64_t seed,
+                        const LayoutChange& change = {}) {
+  const CellCase* cells_now = &first_cells;
+  int64_t window = kWindow;
+  const CellCase& cells = first_cells;
+  // What a window head holds: every committed frame its window kept, filtered again when the
+  // window changes (a grown window refills, it cannot bring evicted frames back).
+  std::set<int64_t> window_held;
+  auto apply_window = [&](int64_t committed) {
+    const auto keep = testing::window_frames(committed, 2, window);
+    for (auto it = window_held.begin(); it != window_held.end();) {
+      it = keep.count(*it) ? std::next(it) : window_held.erase(it);
+    }
+  };
   const ModelShape shape = path_shape();
   auto policy = create_policy(
       "headcast", shape,
-      {{"window", kWindow}, {"cell", cells.cell}, {"cell_mode", cells.mode}, {"cast", cast}});
+      {{"window", window}, {"cell", cells.cell}, {"cell_mode", cells.mode}, {"cast", cast}});
   auto& headcast = dynamic_cast<HeadCastPolicy&>(*policy);
   const int frames = shape.geometry.frames;
   at::Generator gen = at::detail::createCPUGenerator(seed);
   std::vector<std::vector<Qkv>> history(static_cast<size_t>(shape.num_layers));
   for (int64_t block = 0; block < 6; ++block) {
+    if (block == change.at) {
+      policy->configure({{"window", change.window},
+                         {"cell", change.cells->cell},
+                         {"cell_mode", change.cells->mode}});
+      window = change.window;
+      cells_now = change.cells;
+      apply_window(block * frames);
+    }
     for (int step = 0; step <= 1; ++step) {
       const StepInfo info = testing::step_info(shape, block, step, 1, step == 1);
       for (int layer = 0; layer < shape.num_layers; ++layer) {
@@ -82,28 +112,31 @@ void expect_paths_match(const nlohmann::json& cast, const CellCase& cells, uint6
           if (block > 0 && type == HeadType::kDummy)
             held = testing::block_frames(block - 1, frames);
           if (type == HeadType::kGlobal || type == HeadType::kSpatial) {
-            held = testing::window_frames(block * frames, frames, kWindow);
+            held = window_held;
           }
           vis.held.push_back(held);
           const auto actual = headcast.held_frames(layer, h);
           ASSERT_EQ(std::set<int64_t>(actual.begin(), actual.end()), held)
               << "layer " << layer << " head " << h << " block " << block;
         }
-        vis.cell_of = [&types, &cells](int h, int y, int x) {
-          return types[static_cast<size_t>(h)] == HeadType::kSpatial ? cells.cell_of(y, x) : -1;
+        vis.cell_of = [&types, cells_now](int h, int y, int x) {
+          return types[static_cast<size_t>(h)] == HeadType::kSpatial ? cells_now->cell_of(y, x)
+                                                                     : -1;
         };
         const Qkv in = testing::random_qkv(shape, gen);
         const at::Tensor out = policy->attend(layer, in.q, in.k, in.v, info);
         const at::Tensor expected =
             testing::masked_reference(shape, history[static_cast<size_t>(layer)], in, block, vis);
         ASSERT_LT(testing::max_abs_diff(out, expected), 1e-5)
-            << "block " << block << " layer " << layer << " cells " << cells.mode;
+            << "block " << block << " layer " << layer << " cells " << cells_now->mode;
         if (info.clean_pass) {
           policy->commit(layer, in.k, in.v, info);
           history[static_cast<size_t>(layer)].push_back(in);
         }
       }
     }
+    for (int f = 0; f < frames; ++f) window_held.insert(block * frames + f);
+    apply_window((block + 1) * frames);
   }
 }
 
@@ -133,6 +166,18 @@ TEST(HeadCastPaths, SeededMixMatchesItsMask) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(testing::seed_trace(seed));
   expect_paths_match({{"mix", {2, 2, 2, 2}}}, kRagged, seed);
+}
+
+// Ragged cell 3 on 6x10: rows 3 + 3, columns 3 + 3 + 3 + 1.
+const CellCase kRaggedThree{"ragged", 3, [](int y, int x) { return (y / 3) * 4 + x / 3; }};
+
+TEST(HeadCastPaths, WindowAndCellChangesRefileTheStores) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(testing::seed_trace(seed));
+  // Shrink the window (sink + 2 rolling frames) and re-cut the Spatial cells after block 3.
+  expect_paths_match(kInterleaved, kDivisor, seed, LayoutChange{3, 4, &kRaggedThree});
+  // Grow it again (heads keep what they hold and refill).
+  expect_paths_match(kInterleaved, kRaggedThree, seed + 1, LayoutChange{4, 8, &kDivisor});
 }
 
 TEST(HeadCastPaths, StoreSizesMatchTheFormulas) {
@@ -171,6 +216,44 @@ TEST(HeadCastPaths, StoreSizesMatchTheFormulas) {
     EXPECT_TRUE(stats.classified);
     EXPECT_EQ(stats.blocks_committed, block + 1);
   }
+}
+
+TEST(SpatialCells, CellShapesAtBenchmarkResolutions) {
+  // 720P latent grid 45x80: divisors nearest 10 are 9 (of 1, 3, 5, 9, 15, 45) and 10.
+  const BlockGeometry p720{3, 45, 80};
+  const CellGrid divisor720 = CellGrid::make(p720, 10, CellMode::kDivisor);
+  ASSERT_EQ(divisor720.groups().size(), 1u);
+  EXPECT_EQ(divisor720.groups()[0].cell_h, 9);
+  EXPECT_EQ(divisor720.groups()[0].cell_w, 10);
+  EXPECT_EQ(divisor720.groups()[0].cells(), 40);
+  // 1080P 68x120: 4 (of 1, 2, 4, 17, 34, 68; 4 and 17 are 6 and 7 away) and 10.
+  const CellGrid divisor1080 = CellGrid::make(BlockGeometry{3, 68, 120}, 10, CellMode::kDivisor);
+  EXPECT_EQ(divisor1080.groups()[0].cell_h, 4);
+  EXPECT_EQ(divisor1080.groups()[0].cell_w, 10);
+  // Ties go to the larger divisor: 8 has 2 and 4 at distance 1 from 3.
+  EXPECT_EQ(nearest_divisor(8, 3), 4);
+  // Ragged 45x80 with 10x10 cells: 4 full rows of cells and a 5-row edge.
+  const CellGrid ragged720 = CellGrid::make(p720, 10, CellMode::kRagged);
+  ASSERT_EQ(ragged720.groups().size(), 2u);
+  EXPECT_EQ(ragged720.groups()[0].cells() + ragged720.groups()[1].cells(), 40);
+  EXPECT_EQ(ragged720.groups()[1].cell_h, 5);
+  EXPECT_EQ(ragged720.cell_of(44, 79), 39);
+}
+
+TEST(CastFlops, MatchTheClosedForms) {
+  const BlockGeometry g{3, 45, 80};
+  const CellGrid cells = CellGrid::make(g, 10, CellMode::kDivisor);
+  const double queries = 3 * 3600.0;
+  const double global = head_attention_flops(HeadType::kGlobal, g, 128, 21, cells);
+  EXPECT_DOUBLE_EQ(global, 4.0 * queries * 24 * 3600 * 128);
+  EXPECT_DOUBLE_EQ(head_attention_flops(HeadType::kDense, g, 128, 21, cells), global);
+  EXPECT_DOUBLE_EQ(head_attention_flops(HeadType::kSpatial, g, 128, 21, cells),
+                   global * 90.0 / 3600.0);
+  EXPECT_DOUBLE_EQ(head_attention_flops(HeadType::kSink, g, 128, 21, cells),
+                   4.0 * queries * 6 * 3600 * 128);
+  const std::vector<HeadType> cast = {HeadType::kSink, HeadType::kDummy, HeadType::kGlobal};
+  EXPECT_DOUBLE_EQ(layer_attention_flops(cast, g, 128, 21, cells),
+                   global + 2 * 4.0 * queries * 6 * 3600 * 128);
 }
 
 }  // namespace
