@@ -135,6 +135,10 @@ TEST(DensePolicy, RejectsWrongShapes) {
   auto policy = create_policy("dense", shape);
   const at::Tensor bad = at::zeros({1, 3, 24, 8});
   EXPECT_THROW(policy->attend(0, bad, bad, bad, testing::step_info(shape, 0, 0, 1, false)), Error);
+  const at::Tensor wrong_dtype = at::zeros({2, 3, 24, 8}, at::kDouble);
+  EXPECT_THROW(policy->attend(0, wrong_dtype, wrong_dtype, wrong_dtype,
+                              testing::step_info(shape, 0, 0, 1, false)),
+               Error);
   const at::Tensor good = at::zeros({2, 3, 24, 8});
   EXPECT_THROW(policy->attend(2, good, good, good, testing::step_info(shape, 0, 0, 1, false)),
                Error);
