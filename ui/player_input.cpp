@@ -1,6 +1,7 @@
 // Key bindings: WASD/arrows move, P pause, N step, R reset, F12 screenshot, Esc quit.
 #include "ui/player_input.h"
 
+#define GLFW_INCLUDE_NONE  // key codes only: no OpenGL headers (absent on the GPU machine)
 #include <GLFW/glfw3.h>
 
 namespace wc::ui {

@@ -1,6 +1,7 @@
 // Key bindings through PlayerInput, the path both GLFW callbacks and the smoke test use.
 #include <gtest/gtest.h>
 
+#define GLFW_INCLUDE_NONE  // key codes only: no OpenGL headers (absent on the GPU machine)
 #include <GLFW/glfw3.h>
 
 #include "ui/player_input.h"
