@@ -3,6 +3,7 @@
 // swapchain rebuilds on resize/out-of-date and minimised windows skipped.
 #include "ui/window_player.h"
 
+#define GLFW_INCLUDE_NONE  // no OpenGL headers (absent on the GPU machine)
 #define GLFW_INCLUDE_VULKAN
 #include <GLFW/glfw3.h>
 
