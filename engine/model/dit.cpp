@@ -1,0 +1,174 @@
+// The DiT modules (see dit.h). All tensors flow in the parameters' dtype except norms and
+// embeddings, which are computed in float32 (ops.h) and cast back.
+#include "engine/model/dit.h"
+
+#include <torch/version.h>
+
+#include <cmath>
+
+#include "engine/attention/sdpa.h"
+
+namespace wc::model {
+namespace {
+
+torch::nn::Linear make_linear(int64_t in, int64_t out) {
+  return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(true));
+}
+
+}  // namespace
+
+RmsNormImpl::RmsNormImpl(int64_t dim, double eps) : eps_(eps) {
+  weight = register_parameter("weight", at::ones({dim}));
+}
+
+SelfAttentionImpl::SelfAttentionImpl(const ModelConfig& config)
+    : heads_(config.heads), head_dim_(config.head_dim) {
+  const int64_t d = config.hidden;
+  q = register_module("q", make_linear(d, d));
+  k = register_module("k", make_linear(d, d));
+  v = register_module("v", make_linear(d, d));
+  o = register_module("o", make_linear(d, d));
+  norm_q = register_module("norm_q", RmsNorm(d, config.norm_eps));
+  norm_k = register_module("norm_k", RmsNorm(d, config.norm_eps));
+}
+
+at::Tensor SelfAttentionImpl::forward(const at::Tensor& x, const RopeTable& rope, int layer,
+                                      const AttendFn& attend) {
+  const int64_t b = x.size(0), t = x.size(1);
+  // [B, T, D] -> [B, H, T, Dh]
+  const auto heads = [&](const at::Tensor& y) {
+    return y.view({b, t, heads_, head_dim_}).transpose(1, 2);
+  };
+  const at::Tensor qh = apply_rope(heads(norm_q(q(x))), rope);
+  const at::Tensor kh = apply_rope(heads(norm_k(k(x))), rope);
+  const at::Tensor vh = heads(v(x)).contiguous();
+  const at::Tensor out = attend(layer, qh, kh, vh);
+  return o(out.transpose(1, 2).reshape({b, t, int64_t{heads_} * head_dim_}));
+}
+
+MlpImpl::MlpImpl(int64_t dim, int64_t hidden) {
+  fc1 = register_module("fc1", make_linear(dim, hidden));
+  fc2 = register_module("fc2", make_linear(hidden, dim));
+}
+
+at::Tensor MlpImpl::forward(const at::Tensor& x) {
+  return fc2(at::gelu(fc1(x), "tanh"));
+}
+
+DiTBlockImpl::DiTBlockImpl(const ModelConfig& config) : eps_(config.norm_eps) {
+  const int64_t d = config.hidden;
+  modulation = register_parameter("modulation", at::randn({1, 6, d}) / std::sqrt(double(d)));
+  attn = register_module("attn", SelfAttention(config));
+  mlp = register_module("mlp", Mlp(d, config.mlp));
+}
+
+at::Tensor DiTBlockImpl::forward(const at::Tensor& x, const at::Tensor& cond, const RopeTable& rope,
+                                 int layer, const AttendFn& attend) {
+  // Wan's order of the six vectors: shift, scale, gate (attention), shift, scale, gate (MLP).
+  const at::Tensor mod = cond + modulation.unsqueeze(0);  // [B, F, 6, D]
+  const auto part = [&](int i) { return mod.select(2, i); };
+  at::Tensor h = gated_residual(
+      x, attn(modulate(layer_norm(x, eps_), part(0), part(1)), rope, layer, attend), part(2));
+  return gated_residual(h, mlp(modulate(layer_norm(h, eps_), part(3), part(4))), part(5));
+}
+
+TimeEmbeddingImpl::TimeEmbeddingImpl(int64_t freq_dim, int64_t dim)
+    : freq_dim_(static_cast<int>(freq_dim)) {
+  fc1 = register_module("fc1", make_linear(freq_dim, dim));
+  fc2 = register_module("fc2", make_linear(dim, dim));
+}
+
+at::Tensor TimeEmbeddingImpl::forward(const at::Tensor& t) {
+  const at::Tensor features = timestep_embedding(t, freq_dim_).to(fc1->weight.scalar_type());
+  return fc2(at::silu(fc1(features)));
+}
+
+HeadImpl::HeadImpl(int64_t dim, int64_t patch_dim, double eps) : eps_(eps) {
+  modulation = register_parameter("modulation", at::randn({1, 2, dim}) / std::sqrt(double(dim)));
+  proj = register_module("proj", make_linear(dim, patch_dim));
+}
+
+at::Tensor HeadImpl::forward(const at::Tensor& x, const at::Tensor& embedding) {
+  const at::Tensor mod = embedding.unsqueeze(2) + modulation.unsqueeze(0);  // [B, F, 2, D]
+  return proj(modulate(layer_norm(x, eps_), mod.select(2, 0), mod.select(2, 1)));
+}
+
+CausalDiTImpl::CausalDiTImpl(const ModelConfig& config) : config_(config) {
+  const int64_t d = config.hidden;
+  patch_embed = register_module("patch_embed", make_linear(config.patch_dim(), d));
+  time_embed = register_module("time_embed", TimeEmbedding(config.freq_dim, d));
+  action_embed = register_module("action_embed", torch::nn::Embedding(config.num_actions, d));
+  time_proj = register_module("time_proj", make_linear(d, 6 * d));
+  blocks = register_module("blocks", torch::nn::ModuleList());
+  for (int i = 0; i < config.layers; ++i) blocks->push_back(DiTBlock(config));
+  head = register_module("head", Head(d, config.patch_dim(), config.norm_eps));
+}
+
+at::Tensor CausalDiTImpl::forward(const FrameBatch& batch, const AttendFn& attend, bool with_head) {
+  const ModelConfig& c = config_;
+  const at::Tensor& frames = batch.frames;
+  TORCH_CHECK(frames.dim() == 5 && frames.size(2) == c.channels,
+              "CausalDiT: frames must be [B, F, ", c.channels, ", H, W], got ", frames.sizes());
+  const int64_t b = frames.size(0);
+  const int frames_count = static_cast<int>(frames.size(1));
+  const int gh = static_cast<int>(frames.size(3) / c.patch_h);
+  const int gw = static_cast<int>(frames.size(4) / c.patch_w);
+  TORCH_CHECK(batch.t.sizes() == at::IntArrayRef({b, frames_count}) &&
+                  batch.actions.sizes() == at::IntArrayRef({b, frames_count}),
+              "CausalDiT: t and actions must be [B, F]");
+
+  const at::Tensor dtype_frames = frames.to(patch_embed->weight.scalar_type());
+  at::Tensor x = patch_embed(patchify(dtype_frames, c.patch_h, c.patch_w));
+  const at::Tensor embedding = time_embed(batch.t) + action_embed(batch.actions);  // [B, F, D]
+  const at::Tensor cond = time_proj(at::silu(embedding)).view({b, frames_count, 6, c.hidden});
+  const RopeTable& rope = rope_for(batch.frame_start, frames_count, gh, gw, x);
+  int layer = 0;
+  for (const auto& module : *blocks) {
+    x = module->as<DiTBlockImpl>()->forward(x, cond, rope, layer++, attend);
+  }
+  if (!with_head) return at::Tensor();
+  return unpatchify(head(x, embedding), frames_count, gh, gw, c.channels, c.patch_h, c.patch_w);
+}
+
+const RopeTable& CausalDiTImpl::rope_for(int64_t frame_start, int frames, int grid_h, int grid_w,
+                                         const at::Tensor& like) {
+  const std::array<int64_t, 4> key{frame_start, frames, grid_h, grid_w};
+  if (key != rope_key_ || !rope_cache_.cos.defined() || rope_cache_.cos.device() != like.device() ||
+      rope_cache_.cos.scalar_type() != like.scalar_type()) {
+    const RopeTable table =
+        rope_table(frame_start, frames, grid_h, grid_w, config_.head_dim, config_.rope_theta);
+    rope_cache_ = {table.cos.to(like.device(), like.scalar_type()),
+                   table.sin.to(like.device(), like.scalar_type())};
+    rope_key_ = key;
+  }
+  return rope_cache_;
+}
+
+at::Tensor CausalDiTImpl::forward_block(const FrameBatch& batch, attention::AttentionPolicy& policy,
+                                        const attention::StepInfo& step) {
+  const AttendFn attend = [&](int layer, const at::Tensor& q, const at::Tensor& k,
+                              const at::Tensor& v) {
+    at::Tensor out = policy.attend(layer, q, k, v, step);
+    if (step.clean_pass) policy.commit(layer, k, v, step);
+    return out;
+  };
+  return forward(batch, attend, /*with_head=*/!step.clean_pass);
+}
+
+at::Tensor CausalDiTImpl::forward_train(const FrameBatch& batch) {
+  const ModelConfig& c = config_;
+  const int frames_count = static_cast<int>(batch.frames.size(1));
+  const int tokens_per_frame =
+      static_cast<int>((batch.frames.size(3) / c.patch_h) * (batch.frames.size(4) / c.patch_w));
+  const at::Tensor mask = block_causal_mask(frames_count, tokens_per_frame, c.frames_per_block)
+                              .to(batch.frames.device());
+  const AttendFn attend = [&](int, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+#if TORCH_VERSION_MAJOR >= 2
+    if (q.is_cuda()) return at::scaled_dot_product_attention(q, k, v, mask);
+#endif
+    return attention::reference_attention(q, k, v, mask);
+  };
+  return forward(batch, attend);
+}
+
+}  // namespace wc::model

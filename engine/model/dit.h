@@ -1,0 +1,158 @@
+// The causal, action-conditioned DiT (Wan 2.1 / Self-Forcing / Matrix-Game family) as trainable
+// torch::nn modules whose parameter names are the checkpoint's tensor names (model_tensor_specs).
+// Heavy torch/nn headers: include this only where the modules are built or run.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/pimpl.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+
+#include "engine/attention/attention_policy.h"
+#include "engine/model/model_config.h"
+#include "engine/model/ops.h"
+
+namespace wc::model {
+
+// Attention of one layer's post-RoPE q, k, v ([B, H, T, D]) -> [B, H, T, D]. The inference path
+// routes this to the AttentionPolicy, the training path to masked full attention.
+using AttendFn = std::function<at::Tensor(int layer, const at::Tensor& q, const at::Tensor& k,
+                                          const at::Tensor& v)>;
+
+// What one forward pass is about: frames [B, F, C, H, W] of noise levels t [B, F] under actions
+// [B, F] (int64), the first of them at absolute frame index frame_start (RoPE time).
+struct FrameBatch {
+  at::Tensor frames;
+  at::Tensor t;
+  at::Tensor actions;
+  int64_t frame_start = 0;
+};
+
+class RmsNormImpl : public torch::nn::Module {
+ public:
+  RmsNormImpl(int64_t dim, double eps);
+  at::Tensor forward(const at::Tensor& x) const { return rms_norm(x, weight, eps_); }
+  at::Tensor weight;
+
+ private:
+  double eps_;
+};
+TORCH_MODULE(RmsNorm);
+
+// Self-attention with RMS-normed q/k over the full hidden size (Wan) and 3D RoPE on q and k
+// before the attention callback sees them.
+class SelfAttentionImpl : public torch::nn::Module {
+ public:
+  SelfAttentionImpl(const ModelConfig& config);
+  at::Tensor forward(const at::Tensor& x, const RopeTable& rope, int layer, const AttendFn& attend);
+
+  torch::nn::Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
+  RmsNorm norm_q{nullptr}, norm_k{nullptr};
+
+ private:
+  int heads_;
+  int head_dim_;
+};
+TORCH_MODULE(SelfAttention);
+
+class MlpImpl : public torch::nn::Module {
+ public:
+  MlpImpl(int64_t dim, int64_t hidden);
+  at::Tensor forward(const at::Tensor& x);
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+};
+TORCH_MODULE(Mlp);
+
+// One transformer block: adaLN (shift/scale/gate for attention and MLP, per frame) around
+// self-attention and a GELU(tanh) MLP.
+class DiTBlockImpl : public torch::nn::Module {
+ public:
+  DiTBlockImpl(const ModelConfig& config);
+  // x [B, F·N, D]; cond [B, F, 6, D] (the projected conditioning of each frame).
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& cond, const RopeTable& rope, int layer,
+                     const AttendFn& attend);
+
+  at::Tensor modulation;  // [1, 6, D], added to cond (Wan)
+  SelfAttention attn{nullptr};
+  Mlp mlp{nullptr};
+
+ private:
+  double eps_;
+};
+TORCH_MODULE(DiTBlock);
+
+// The noise-level embedding: sinusoidal features through a two-layer SiLU MLP.
+class TimeEmbeddingImpl : public torch::nn::Module {
+ public:
+  TimeEmbeddingImpl(int64_t freq_dim, int64_t dim);
+  at::Tensor forward(const at::Tensor& t);  // t [B, F] -> [B, F, D]
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+
+ private:
+  int freq_dim_;
+};
+TORCH_MODULE(TimeEmbedding);
+
+// The final adaLN (shift/scale per frame) and the linear projection back to patches.
+class HeadImpl : public torch::nn::Module {
+ public:
+  HeadImpl(int64_t dim, int64_t patch_dim, double eps);
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& embedding);  // embedding [B, F, D]
+  at::Tensor modulation;                                                 // [1, 2, D]
+  torch::nn::Linear proj{nullptr};
+
+ private:
+  double eps_;
+};
+TORCH_MODULE(Head);
+
+class CausalDiTImpl : public torch::nn::Module {
+ public:
+  explicit CausalDiTImpl(const ModelConfig& config);
+
+  const ModelConfig& config() const { return config_; }
+
+  // The generic forward: predicted velocity v = ε − x0 ([B, F, C, H, W], the frames' dtype)
+  // for the batch, with each layer's attention delegated to `attend`. With with_head = false
+  // the output head is skipped (a committing pass needs only the layers' K/V) and an undefined
+  // tensor is returned.
+  at::Tensor forward(const FrameBatch& batch, const AttendFn& attend, bool with_head = true);
+
+  // Inference: one AR block through `policy`. On a clean pass (step.clean_pass) each layer also
+  // commits its K/V to the policy and the head is skipped (returns an undefined tensor).
+  at::Tensor forward_block(const FrameBatch& batch, attention::AttentionPolicy& policy,
+                           const attention::StepInfo& step);
+
+  // Training (diffusion forcing): the whole clip at once, per-frame noise levels, block-causal
+  // attention (frames_per_block from the config) over all frames of the clip. The reference
+  // attention with an explicit mask on the CPU; fused SDPA with a boolean mask on CUDA (LibTorch
+  // >= 2). Equal to the block-by-block cached rollout when history frames are at t = 0.
+  at::Tensor forward_train(const FrameBatch& batch);
+
+  // Registration order = model_tensor_specs order.
+  torch::nn::Linear patch_embed{nullptr};
+  TimeEmbedding time_embed{nullptr};
+  torch::nn::Embedding action_embed{nullptr};
+  torch::nn::Linear time_proj{nullptr};
+  torch::nn::ModuleList blocks{nullptr};
+  Head head{nullptr};
+
+ private:
+  // The RoPE table of the last forward, on the model's device and dtype: the k + 1 passes of a
+  // block share their positions, so it is built once per block.
+  const RopeTable& rope_for(int64_t frame_start, int frames, int grid_h, int grid_w,
+                            const at::Tensor& like);
+
+  ModelConfig config_;
+  RopeTable rope_cache_;
+  std::array<int64_t, 4> rope_key_{-1, -1, -1, -1};
+};
+TORCH_MODULE(CausalDiT);
+
+}  // namespace wc::model

@@ -1,0 +1,270 @@
+// Config loading: every field is read through one checked accessor so errors name file and field.
+#include "engine/model/model_config.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "engine/core/error.h"
+
+namespace wc::model {
+namespace {
+
+// Reads the fields of one JSON object, remembering which were consumed so leftovers (unknown
+// keys, usually typos) can be rejected.
+class ObjectReader {
+ public:
+  ObjectReader(const nlohmann::json& json, std::string file, std::string path)
+      : json_(json), file_(std::move(file)), path_(std::move(path)) {
+    if (!json_.is_object()) fail(path_.empty() ? "(top level)" : path_, "expected an object");
+  }
+
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw Error(file_, "field '" + field + "': " + what);
+  }
+  std::string field_path(const std::string& key) const {
+    return path_.empty() ? key : path_ + "." + key;
+  }
+
+  const nlohmann::json& get(const std::string& key) {
+    seen_.insert(key);
+    const auto it = json_.find(key);
+    if (it == json_.end()) fail(field_path(key), "missing");
+    return *it;
+  }
+  bool has(const std::string& key) const { return json_.contains(key); }
+
+  int integer(const std::string& key, int lo, int hi) {
+    const nlohmann::json& value = get(key);
+    if (!value.is_number_integer()) fail(field_path(key), "expected an integer");
+    const int64_t v = value.get<int64_t>();
+    if (v < lo || v > hi) {
+      fail(field_path(key), "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                                "], got " + std::to_string(v));
+    }
+    return static_cast<int>(v);
+  }
+  double number(const std::string& key, double lo, double hi) {
+    const nlohmann::json& value = get(key);
+    if (!value.is_number()) fail(field_path(key), "expected a number");
+    const double v = value.get<double>();
+    if (!(v >= lo && v <= hi)) {
+      std::ostringstream message;
+      message << "must be in [" << lo << ", " << hi << "], got " << v;
+      fail(field_path(key), message.str());
+    }
+    return v;
+  }
+  std::string string(const std::string& key) {
+    const nlohmann::json& value = get(key);
+    if (!value.is_string()) fail(field_path(key), "expected a string");
+    return value.get<std::string>();
+  }
+  // [a, b, ...] of `count` integers in [lo, hi].
+  std::vector<int> integers(const std::string& key, size_t count, int lo, int hi) {
+    const nlohmann::json& value = get(key);
+    if (!value.is_array() || value.size() != count) {
+      fail(field_path(key), "expected an array of " + std::to_string(count) + " integers");
+    }
+    std::vector<int> out;
+    for (size_t i = 0; i < count; ++i) {
+      const std::string item = field_path(key) + "[" + std::to_string(i) + "]";
+      if (!value[i].is_number_integer()) fail(item, "expected an integer");
+      const int64_t v = value[i].get<int64_t>();
+      if (v < lo || v > hi)
+        fail(item, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+                       std::to_string(v));
+      out.push_back(static_cast<int>(v));
+    }
+    return out;
+  }
+
+  // Throws for the first key that no accessor asked for.
+  void reject_unknown() const {
+    for (const auto& [key, unused] : json_.items()) {
+      if (!seen_.count(key)) fail(field_path(key), "unknown key");
+    }
+  }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  const nlohmann::json& json_;
+  std::string file_;
+  std::string path_;
+  std::set<std::string> seen_;
+};
+
+constexpr int kMaxSide = 1 << 14;
+
+FrameSize read_frame_size(ObjectReader& parent, const std::string& key) {
+  ObjectReader reader(parent.get(key), parent.file(), parent.field_path(key));
+  FrameSize size;
+  size.height = reader.integer("height", 1, kMaxSide);
+  size.width = reader.integer("width", 1, kMaxSide);
+  reader.reject_unknown();
+  return size;
+}
+
+}  // namespace
+
+void ModelConfig::check_frame_size(const FrameSize& size) const {
+  if (size.height <= 0 || size.width <= 0 || size.height % patch_h != 0 ||
+      size.width % patch_w != 0) {
+    throw Error(file.empty() ? name : file,
+                "frame size " + std::to_string(size.height) + "x" + std::to_string(size.width) +
+                    " is not a whole number of " + std::to_string(patch_h) + "x" +
+                    std::to_string(patch_w) + " patches");
+  }
+}
+
+FrameSize ModelConfig::resolve(const std::string& resolution) const {
+  if (resolution.empty() || resolution == "default") return frame;
+  const auto it = resolutions.find(resolution);
+  if (it == resolutions.end()) {
+    std::string known = "default";
+    for (const auto& [name, unused] : resolutions) known += ", " + name;
+    throw Error(file.empty() ? name : file,
+                "unknown resolution '" + resolution + "' (known: " + known + ")");
+  }
+  return it->second;
+}
+
+ModelConfig parse_model_config(const nlohmann::json& json, const std::string& file) {
+  ObjectReader reader(json, file, "");
+  ModelConfig config;
+  config.file = file;
+  config.name = reader.string("name");
+  if (reader.has("description")) config.description = reader.string("description");
+  config.channels = reader.integer("channels", 1, 1024);
+  config.frame = read_frame_size(reader, "frame");
+  {
+    ObjectReader resolutions(reader.get("resolutions"), file, "resolutions");
+    for (const auto& [name, unused] : reader.get("resolutions").items()) {
+      const std::vector<int> hw = resolutions.integers(name, 2, 1, kMaxSide);
+      config.resolutions[name] = FrameSize{hw[0], hw[1]};
+    }
+    resolutions.reject_unknown();
+  }
+  config.video_frames_per_frame = reader.integer("video_frames_per_frame", 1, 64);
+  if (!reader.get("autoencoder").is_null()) {
+    // Pixel-space and random-latent models only for now: a learned autoencoder is later work.
+    reader.fail("autoencoder", "only null (pixel space / no decoder) is supported");
+  }
+  const std::vector<int> patch = reader.integers("patch", 3, 1, 64);
+  if (patch[0] != 1) reader.fail("patch[0]", "temporal patch size must be 1");
+  config.patch_t = patch[0];
+  config.patch_h = patch[1];
+  config.patch_w = patch[2];
+  config.frames_per_block = reader.integer("frames_per_block", 1, 64);
+  config.hidden = reader.integer("hidden", 1, 65536);
+  config.layers = reader.integer("layers", 1, 1024);
+  config.heads = reader.integer("heads", 1, 1024);
+  config.head_dim = reader.integer("head_dim", 6, 1024);
+  config.mlp = reader.integer("mlp", 1, 1 << 20);
+  config.num_actions = reader.integer("num_actions", 1, 4096);
+  config.freq_dim = reader.integer("freq_dim", 2, 65536);
+  config.norm_eps = reader.number("norm_eps", 0.0, 1.0);
+  config.rope_theta = reader.number("rope_theta", 1.0, 1e12);
+  {
+    ObjectReader sampler(reader.get("sampler"), file, "sampler");
+    config.sampler.steps = sampler.integer("steps", 1, 64);
+    config.sampler.shift = sampler.number("shift", 1e-3, 1e3);
+    config.sampler.context_noise = sampler.number("context_noise", 0.0, 0.999);
+    sampler.reject_unknown();
+  }
+  reader.reject_unknown();
+
+  if (config.hidden != config.heads * config.head_dim) {
+    reader.fail("hidden", "must equal heads * head_dim (" + std::to_string(config.heads) + " * " +
+                              std::to_string(config.head_dim) + ")");
+  }
+  if (config.head_dim % 2 != 0) reader.fail("head_dim", "must be even (RoPE rotates pairs)");
+  if (config.freq_dim % 2 != 0) reader.fail("freq_dim", "must be even");
+  if (config.frame.height % config.patch_h != 0 || config.frame.width % config.patch_w != 0) {
+    reader.fail("frame", "must be a whole number of patches");
+  }
+  for (const auto& [name, size] : config.resolutions) {
+    if (size.height % config.patch_h != 0 || size.width % config.patch_w != 0) {
+      reader.fail("resolutions." + name, "must be a whole number of patches");
+    }
+  }
+  return config;
+}
+
+ModelConfig load_model_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path, "cannot open config");
+  std::ostringstream text;
+  text << in.rdbuf();
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& error) {
+    throw Error(path, std::string("malformed JSON: ") + error.what());
+  }
+  return parse_model_config(json, path);
+}
+
+nlohmann::json model_config_to_json(const ModelConfig& config) {
+  nlohmann::json resolutions = nlohmann::json::object();
+  for (const auto& [name, size] : config.resolutions) resolutions[name] = {size.height, size.width};
+  return {
+      {"name", config.name},
+      {"description", config.description},
+      {"channels", config.channels},
+      {"frame", {{"height", config.frame.height}, {"width", config.frame.width}}},
+      {"resolutions", resolutions},
+      {"video_frames_per_frame", config.video_frames_per_frame},
+      {"autoencoder", nullptr},
+      {"patch", {config.patch_t, config.patch_h, config.patch_w}},
+      {"frames_per_block", config.frames_per_block},
+      {"hidden", config.hidden},
+      {"layers", config.layers},
+      {"heads", config.heads},
+      {"head_dim", config.head_dim},
+      {"mlp", config.mlp},
+      {"num_actions", config.num_actions},
+      {"freq_dim", config.freq_dim},
+      {"norm_eps", config.norm_eps},
+      {"rope_theta", config.rope_theta},
+      {"sampler",
+       {{"steps", config.sampler.steps},
+        {"shift", config.sampler.shift},
+        {"context_noise", config.sampler.context_noise}}},
+  };
+}
+
+std::vector<TensorSpec> model_tensor_specs(const ModelConfig& c, Dtype dtype) {
+  std::vector<TensorSpec> specs;
+  const auto add = [&](std::string name, Shape shape) {
+    specs.push_back(TensorSpec{std::move(name), std::move(shape), dtype});
+  };
+  const auto linear = [&](const std::string& name, int64_t out, int64_t in) {
+    add(name + ".weight", {out, in});
+    add(name + ".bias", {out});
+  };
+  const int64_t d = c.hidden;
+  linear("patch_embed", d, c.patch_dim());
+  linear("time_embed.fc1", d, c.freq_dim);
+  linear("time_embed.fc2", d, d);
+  add("action_embed.weight", {c.num_actions, d});
+  linear("time_proj", 6 * d, d);
+  for (int i = 0; i < c.layers; ++i) {
+    const std::string block = "blocks." + std::to_string(i);
+    add(block + ".modulation", {1, 6, d});
+    linear(block + ".attn.q", d, d);
+    linear(block + ".attn.k", d, d);
+    linear(block + ".attn.v", d, d);
+    linear(block + ".attn.o", d, d);
+    add(block + ".attn.norm_q.weight", {d});
+    add(block + ".attn.norm_k.weight", {d});
+    linear(block + ".mlp.fc1", c.mlp, d);
+    linear(block + ".mlp.fc2", d, c.mlp);
+  }
+  add("head.modulation", {1, 2, d});
+  linear("head.proj", c.patch_dim(), d);
+  return specs;
+}
+
+}  // namespace wc::model

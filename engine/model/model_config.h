@@ -1,0 +1,70 @@
+// The world model's architecture and sampler settings, loaded from JSON (assets/configs/*.json)
+// with validation, and the tensor list a checkpoint of that architecture must hold.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/core/safetensors.h"
+
+namespace wc::model {
+
+// A frame size in model space: pixels for a pixel-space model, latent cells otherwise.
+struct FrameSize {
+  int height = 0;
+  int width = 0;
+};
+
+struct SamplerConfig {
+  int steps = 2;               // denoising steps per block (1..4 are the intended range)
+  double shift = 1.0;          // timestep shift: t' = s·t / (1 + (s − 1)·t); 1 = uniform
+  double context_noise = 0.0;  // noise level of the committing clean pass (0 = truly clean)
+};
+
+struct ModelConfig {
+  std::string name;
+  std::string description;
+  std::string file;  // where it was loaded from ("" when built in code), for error messages
+
+  int channels = 3;                              // input/output channels of a frame in model space
+  FrameSize frame;                               // default frame size in model space
+  std::map<std::string, FrameSize> resolutions;  // named alternatives ("480p" -> latent 60x104)
+  int video_frames_per_frame = 1;  // video frames one model frame decodes to (Wan VAE: 4)
+  int patch_t = 1;
+  int patch_h = 8;
+  int patch_w = 8;
+  int frames_per_block = 1;
+  int hidden = 256;
+  int layers = 8;
+  int heads = 4;
+  int head_dim = 64;
+  int mlp = 1024;
+  int num_actions = 5;
+  int freq_dim = 256;
+  double norm_eps = 1e-6;
+  double rope_theta = 10000.0;
+  SamplerConfig sampler;
+
+  int patch_dim() const { return channels * patch_t * patch_h * patch_w; }
+  int grid_h(const FrameSize& size) const { return size.height / patch_h; }
+  int grid_w(const FrameSize& size) const { return size.width / patch_w; }
+  // Throws wc::Error naming the file when `size` is not a whole number of patches.
+  void check_frame_size(const FrameSize& size) const;
+  // The frame size called `resolution` ("" = the default frame); throws naming the known ones.
+  FrameSize resolve(const std::string& resolution) const;
+};
+
+// Parses and validates a config. Unknown keys, missing fields, wrong types and inconsistent
+// values throw wc::Error "<file>: field '<path>': <what>".
+ModelConfig parse_model_config(const nlohmann::json& json, const std::string& file);
+ModelConfig load_model_config(const std::string& path);
+nlohmann::json model_config_to_json(const ModelConfig& config);
+
+// Every parameter of the DiT for `config`, in registration order, with the names the modules
+// register (see dit.h) and the checkpoint holds: the spec a checkpoint is checked against.
+std::vector<TensorSpec> model_tensor_specs(const ModelConfig& config, Dtype dtype);
+
+}  // namespace wc::model

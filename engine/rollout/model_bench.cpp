@@ -1,0 +1,135 @@
+// See model_bench.h. Timing brackets each block with a device synchronisation, so a block's
+// time is all of its forwards and nothing of its neighbours.
+#include "engine/rollout/model_bench.h"
+
+#include <torch/autograd.h>
+#include <torch/cuda.h>
+
+#include "engine/attention/registry.h"
+#include "engine/core/timing.h"
+#include "engine/model/dit.h"
+#include "engine/model/weights.h"
+#include "engine/rollout/decode.h"
+#include "engine/rollout/sampler.h"
+
+namespace wc::rollout {
+namespace {
+
+void sync(const at::Device& device) {
+  if (device.is_cuda()) torch::cuda::synchronize();
+}
+
+}  // namespace
+
+std::vector<ModelBenchRow> run_model_bench(
+    const ModelBenchOptions& options, const std::function<void(const ModelBenchRow&)>& on_row) {
+  torch::NoGradGuard no_grad;
+  const model::ModelConfig& config = options.config;
+  model::CausalDiT dit(config);
+  model::init_random_weights(dit, options.seed);
+  dit->to(options.device, options.dtype);
+  dit->eval();
+
+  std::vector<ModelBenchRow> rows;
+  for (const std::string& resolution : options.resolutions) {
+    const model::FrameSize size = config.resolve(resolution);
+    config.check_frame_size(size);
+    for (const ModelBenchPolicy& spec : options.policies) {
+      attention::ModelShape shape;
+      shape.num_layers = config.layers;
+      shape.num_heads = config.heads;
+      shape.head_dim = config.head_dim;
+      shape.batch = 1;
+      shape.geometry = {config.frames_per_block, config.grid_h(size), config.grid_w(size)};
+      shape.device = options.device;
+      shape.dtype = options.dtype;
+      auto policy = attention::create_policy(spec.name, shape, spec.settings);
+      BlockSampler sampler(*dit, *policy, size);
+      at::manual_seed(options.seed);
+
+      const int f = config.frames_per_block;
+      std::vector<double> block_ms, decode_ms;
+      for (int b = 0; b < options.warmup_blocks + options.timed_blocks; ++b) {
+        const at::Tensor noise = at::randn({1, f, config.channels, size.height, size.width},
+                                           at::TensorOptions().device(options.device))
+                                     .to(options.dtype);
+        const at::Tensor actions =
+            at::randint(config.num_actions, {1, f}, at::TensorOptions().dtype(at::kLong))
+                .to(options.device);
+        sync(options.device);
+        Stopwatch model_time;
+        const at::Tensor x0 = sampler.denoise(noise, actions, b, int64_t{b} * f);
+        sampler.commit(x0, actions, b, int64_t{b} * f, at::randn_like(x0));
+        sync(options.device);
+        const double ms = model_time.elapsed_ms();
+        double decode = 0.0;
+        if (config.channels == 3) {
+          Stopwatch decode_time;
+          (void)decode_rgba(x0.squeeze(0));
+          decode = decode_time.elapsed_ms();
+        }
+        if (b >= options.warmup_blocks) {
+          block_ms.push_back(ms);
+          decode_ms.push_back(decode);
+        }
+      }
+
+      ModelBenchRow row;
+      row.resolution = resolution.empty()
+                           ? std::to_string(size.height) + "x" + std::to_string(size.width)
+                           : resolution;
+      row.policy = spec.name;
+      row.settings = policy->settings();
+      row.grid_h = shape.geometry.grid_h;
+      row.grid_w = shape.geometry.grid_w;
+      row.tokens_per_block = shape.geometry.tokens_per_block();
+      row.forwards_per_block = config.sampler.steps + 1;
+      row.block_ms_median = median(block_ms);
+      row.block_ms_p10 = percentile(block_ms, 10.0);
+      row.block_ms_p90 = percentile(block_ms, 90.0);
+      row.decode_ms_median = median(decode_ms);
+      row.video_frames_per_block = static_cast<double>(f) * config.video_frames_per_frame;
+      row.fps = row.block_ms_median > 0.0
+                    ? row.video_frames_per_block / (row.block_ms_median / 1000.0)
+                    : 0.0;
+      const attention::PolicyStats stats = policy->stats();
+      row.cache_tokens = stats.total_tokens();
+      row.cache_bytes = stats.total_bytes();
+      rows.push_back(row);
+      if (on_row) on_row(row);
+    }
+  }
+  return rows;
+}
+
+nlohmann::json model_bench_json(const ModelBenchOptions& options,
+                                const std::vector<ModelBenchRow>& rows) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const ModelBenchRow& row : rows) {
+    list.push_back({{"resolution", row.resolution},
+                    {"policy", row.policy},
+                    {"settings", row.settings},
+                    {"grid", {row.grid_h, row.grid_w}},
+                    {"tokens_per_block", row.tokens_per_block},
+                    {"forwards_per_block", row.forwards_per_block},
+                    {"block_ms_median", row.block_ms_median},
+                    {"block_ms_p10", row.block_ms_p10},
+                    {"block_ms_p90", row.block_ms_p90},
+                    {"decode_ms_median", row.decode_ms_median},
+                    {"video_frames_per_block", row.video_frames_per_block},
+                    {"fps", row.fps},
+                    {"cache_tokens", row.cache_tokens},
+                    {"cache_bytes", row.cache_bytes}});
+  }
+  return {{"benchmark", "model"},
+          {"config", options.config.name},
+          {"device", options.device.str()},
+          {"dtype", std::string(c10::toString(options.dtype))},
+          {"warmup_blocks", options.warmup_blocks},
+          {"timed_blocks", options.timed_blocks},
+          {"seed", options.seed},
+          {"fps_convention", "video frames per block / DiT time per block (decode excluded)"},
+          {"rows", list}};
+}
+
+}  // namespace wc::rollout

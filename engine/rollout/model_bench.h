@@ -1,0 +1,56 @@
+// `worldcast bench model` as library code: end-to-end DiT time per AR block (all k + 1 forwards)
+// for several resolutions and attention policies in one process, decode timed separately.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/model/model_config.h"
+
+namespace wc::rollout {
+
+struct ModelBenchPolicy {
+  std::string name;  // registry name
+  nlohmann::json settings = nlohmann::json::object();
+};
+
+struct ModelBenchOptions {
+  model::ModelConfig config;
+  std::vector<std::string> resolutions{""};  // names of config.resolutions; "" = default frame
+  std::vector<ModelBenchPolicy> policies;
+  at::Device device = at::kCPU;
+  at::ScalarType dtype = at::kFloat;
+  int warmup_blocks = 9;  // untimed; past the window so casts have happened
+  int timed_blocks = 5;
+  uint64_t seed = 0;
+};
+
+struct ModelBenchRow {
+  std::string resolution;
+  std::string policy;
+  nlohmann::json settings;
+  int grid_h = 0, grid_w = 0;
+  int64_t tokens_per_block = 0;
+  int forwards_per_block = 0;
+  double block_ms_median = 0.0, block_ms_p10 = 0.0, block_ms_p90 = 0.0;
+  double decode_ms_median = 0.0;  // pixel-space models only (0 otherwise)
+  double video_frames_per_block = 0.0;
+  double fps = 0.0;  // video frames per block / DiT seconds per block (Dummy Forcing's FPS)
+  int64_t cache_tokens = 0, cache_bytes = 0;
+};
+
+// Runs every (resolution, policy) pair on one randomly initialised model; `on_row` sees each
+// row as soon as it is measured (progress for long runs).
+std::vector<ModelBenchRow> run_model_bench(
+    const ModelBenchOptions& options,
+    const std::function<void(const ModelBenchRow&)>& on_row = nullptr);
+
+nlohmann::json model_bench_json(const ModelBenchOptions& options,
+                                const std::vector<ModelBenchRow>& rows);
+
+}  // namespace wc::rollout

@@ -1,0 +1,72 @@
+// See sampler.h.
+#include "engine/rollout/sampler.h"
+
+#include <torch/autograd.h>
+
+#include "engine/model/dit.h"
+
+namespace wc::rollout {
+
+std::vector<double> flow_schedule(int steps, double shift) {
+  std::vector<double> schedule;
+  for (int i = 0; i < steps; ++i) {
+    const double t = 1.0 - static_cast<double>(i) / steps;
+    schedule.push_back(shift * t / (1.0 + (shift - 1.0) * t));
+  }
+  return schedule;
+}
+
+BlockSampler::BlockSampler(model::CausalDiTImpl& model, attention::AttentionPolicy& policy,
+                           model::FrameSize size)
+    : model_(model),
+      policy_(policy),
+      sampler_(model.config().sampler),
+      schedule_(flow_schedule(sampler_.steps, sampler_.shift)) {
+  const model::ModelConfig& config = model.config();
+  config.check_frame_size(size);
+  geometry_.frames = config.frames_per_block;
+  geometry_.grid_h = config.grid_h(size);
+  geometry_.grid_w = config.grid_w(size);
+}
+
+attention::StepInfo BlockSampler::step_info(int64_t block_index, int step, double t,
+                                            bool clean) const {
+  attention::StepInfo info;
+  info.block_index = block_index;
+  info.denoise_step = step;
+  info.num_denoise_steps = static_cast<int>(schedule_.size());
+  info.noise_level = t;
+  info.clean_pass = clean;
+  info.geometry = geometry_;
+  return info;
+}
+
+at::Tensor BlockSampler::denoise(const at::Tensor& noise, const at::Tensor& actions,
+                                 int64_t block_index, int64_t frame_start) {
+  torch::NoGradGuard no_grad;
+  at::Tensor x = noise;
+  const int64_t frames = noise.size(1);
+  for (size_t i = 0; i < schedule_.size(); ++i) {
+    const double t = schedule_[i];
+    const double next = i + 1 < schedule_.size() ? schedule_[i + 1] : 0.0;
+    const at::Tensor levels = at::full({1, frames}, t, at::TensorOptions().device(x.device()));
+    const at::Tensor velocity =
+        model_.forward_block({x, levels, actions, frame_start}, policy_,
+                             step_info(block_index, static_cast<int>(i), t, /*clean=*/false));
+    x = x + (next - t) * velocity;
+  }
+  return x;
+}
+
+void BlockSampler::commit(const at::Tensor& x0, const at::Tensor& actions, int64_t block_index,
+                          int64_t frame_start, const at::Tensor& context_eps) {
+  torch::NoGradGuard no_grad;
+  const double c = sampler_.context_noise;
+  const at::Tensor input = c > 0.0 ? (1.0 - c) * x0 + c * context_eps : x0;
+  const at::Tensor levels = at::full({1, x0.size(1)}, c, at::TensorOptions().device(x0.device()));
+  model_.forward_block({input, levels, actions, frame_start}, policy_,
+                       step_info(block_index, static_cast<int>(schedule_.size()), c,
+                                 /*clean=*/true));
+}
+
+}  // namespace wc::rollout

@@ -1,0 +1,57 @@
+// The flow-matching block sampler: k Euler steps of the DiT's velocity on a shifted schedule,
+// then the clean pass that commits the block's K/V to the attention policy.
+//
+// Convention: x_t = (1 − t)·x0 + t·ε with t = 1 pure noise; the model predicts the velocity
+// v = ε − x0 (rectified flow), so x0 = x_t − t·v and an Euler step to t' is x_t + (t' − t)·v.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/attention/attention_policy.h"
+#include "engine/model/model_config.h"
+
+namespace wc::model {
+class CausalDiTImpl;
+}
+
+namespace wc::rollout {
+
+// The noise levels of `steps` denoising steps, descending from 1: uniform levels 1, 1 − 1/k, ...
+// warped by t' = s·t / (1 + (s − 1)·t) (Self-Forcing's shift; s = 5 gives 1, .9375, .8333, .625
+// for k = 4). The step after the last goes to 0.
+std::vector<double> flow_schedule(int steps, double shift);
+
+// Runs blocks of one model through one policy. Holds references: both must outlive it.
+class BlockSampler {
+ public:
+  BlockSampler(model::CausalDiTImpl& model, attention::AttentionPolicy& policy,
+               model::FrameSize size);
+
+  // The block's geometry as the policy sees it.
+  attention::BlockGeometry geometry() const { return geometry_; }
+
+  // k denoising steps from `noise` ([1, F, C, H, W], model device and dtype) under `actions`
+  // ([1, F] int64) for AR block `block_index` (its first frame is at absolute frame index
+  // `frame_start`). Returns the predicted clean block x0.
+  at::Tensor denoise(const at::Tensor& noise, const at::Tensor& actions, int64_t block_index,
+                     int64_t frame_start);
+
+  // The clean pass: the block x0 at the config's context-noise level c (re-noised with
+  // `context_eps` when c > 0) through the model with commits, so later blocks attend to it.
+  void commit(const at::Tensor& x0, const at::Tensor& actions, int64_t block_index,
+              int64_t frame_start, const at::Tensor& context_eps);
+
+ private:
+  attention::StepInfo step_info(int64_t block_index, int step, double t, bool clean) const;
+
+  model::CausalDiTImpl& model_;
+  attention::AttentionPolicy& policy_;
+  model::SamplerConfig sampler_;
+  std::vector<double> schedule_;
+  attention::BlockGeometry geometry_;
+};
+
+}  // namespace wc::rollout

@@ -1,0 +1,336 @@
+// See session.h. All mutable rollout state lives in one Rollout object, so reset() and
+// load_state() build a new one and swap it in only when it is complete (never a partial state).
+#include "engine/rollout/session.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/autograd.h>
+#include <torch/cuda.h>
+
+#include <cstring>
+
+#include "engine/attention/registry.h"
+#include "engine/core/error.h"
+#include "engine/core/timing.h"
+#include "engine/game/game.h"
+#include "engine/model/dit.h"
+#include "engine/model/weights.h"
+#include "engine/rollout/decode.h"
+#include "engine/rollout/sampler.h"
+#include "engine/rollout/session_state.h"
+
+namespace wc::rollout {
+
+uint64_t hash_block(const at::Tensor& block) {  // declared in session_state.h
+  const at::Tensor bytes = block.to(at::kFloat).contiguous();
+  const auto* data = static_cast<const uint8_t*>(bytes.data_ptr());
+  const size_t size = static_cast<size_t>(bytes.numel()) * sizeof(float);
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a
+  for (size_t i = 0; i < size; ++i) {
+    hash ^= data[i];
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+struct Session::Rollout {
+  uint64_t seed = 0;
+  std::unique_ptr<attention::AttentionPolicy> policy;
+  std::unique_ptr<BlockSampler> sampler;
+  at::Generator generator;
+  int64_t next_block = 0;        // AR block index of the next block (seed blocks included)
+  int64_t generated_blocks = 0;  // blocks generated since reset
+  std::vector<int64_t> actions;  // one per generated frame
+  std::vector<uint64_t> hashes;  // one per generated block
+  at::Tensor block;              // last block, CPU float32 [F, C, H, W]
+  at::Tensor rgba;               // its frames, uint8 [F, H, W, 4]
+  int shown = 0;                 // which frame of `rgba` is current
+  uint64_t frame_index = 0;
+  double model_ms = 0.0, decode_ms = 0.0, model_ms_sum = 0.0, decode_ms_sum = 0.0;
+};
+
+struct Session::Impl {
+  model::ModelConfig config;
+  SessionOptions options;
+  model::FrameSize size;
+  at::Device device = at::kCPU;
+  at::ScalarType dtype = at::kFloat;
+  model::CausalDiT model{nullptr};
+  std::string policy_name;
+  nlohmann::json policy_settings;
+  attention::ModelShape shape;
+  std::unique_ptr<Rollout> rollout;
+
+  int frames_per_block() const { return config.frames_per_block; }
+
+  void sync() const {
+    if (device.is_cuda()) torch::cuda::synchronize();
+  }
+
+  at::Tensor draw_noise(Rollout& r) const {
+    const at::Tensor noise =
+        at::randn({1, config.frames_per_block, config.channels, size.height, size.width},
+                  r.generator, at::kFloat);
+    return noise.to(device, dtype);
+  }
+
+  at::Tensor action_tensor(const int64_t* actions) const {
+    return at::tensor(std::vector<int64_t>(actions, actions + frames_per_block()), at::kLong)
+        .view({1, frames_per_block()})
+        .to(device);
+  }
+
+  void commit_block(Rollout& r, const at::Tensor& x0, const at::Tensor& actions) const {
+    const at::Tensor eps = config.sampler.context_noise > 0.0 ? draw_noise(r) : at::Tensor();
+    r.sampler->commit(x0, actions, r.next_block, r.next_block * frames_per_block(), eps);
+    ++r.next_block;
+  }
+
+  void show(Rollout& r, const at::Tensor& block_cpu) const {
+    Stopwatch decode;
+    r.block = block_cpu;
+    r.rgba = decode_rgba(block_cpu);
+    r.decode_ms = decode.elapsed_ms();
+    r.shown = frames_per_block() - 1;
+  }
+
+  // A fresh rollout: its own policy and generator, seeded with real frames if configured.
+  std::unique_ptr<Rollout> make_rollout(uint64_t seed, const std::string& name,
+                                        const nlohmann::json& settings) const {
+    auto r = std::make_unique<Rollout>();
+    r->seed = seed;
+    r->policy = attention::create_policy(name, shape, settings);
+    r->sampler = std::make_unique<BlockSampler>(*model.ptr(), *r->policy, size);
+    r->generator = at::detail::createCPUGenerator(seed);
+    r->block = at::zeros({frames_per_block(), config.channels, size.height, size.width});
+    r->rgba = at::zeros({frames_per_block(), size.height, size.width, 4}, at::kByte);
+    r->rgba.select(3, 3).fill_(255);
+    r->shown = frames_per_block() - 1;
+    if (options.seed_frames > 0) seed_from_game(*r);
+    return r;
+  }
+
+  void seed_from_game(Rollout& r) const {
+    game::GameConfig game_config;
+    game_config.width = size.width;
+    game_config.height = size.height;
+    game_config.seed = r.seed;
+    game::Game game(game_config);
+    const int f = frames_per_block();
+    const std::vector<int64_t> none(static_cast<size_t>(f), 0);
+    for (int start = 0; start < options.seed_frames; start += f) {
+      std::vector<at::Tensor> frames;
+      for (int i = 0; i < f; ++i) {
+        if (start + i > 0) game.step(game::Action::kNone);
+        frames.push_back(encode_rgba(game.frame().data(), size.width, size.height));
+      }
+      const at::Tensor block = at::stack(frames);  // [F, 3, H, W]
+      commit_block(r, block.unsqueeze(0).to(device, dtype), action_tensor(none.data()));
+      show(r, block);
+    }
+  }
+
+  // One generated block under `actions` (F values).
+  void generate(Rollout& r, const int64_t* actions) const {
+    Stopwatch model_time;
+    const at::Tensor a = action_tensor(actions);
+    const at::Tensor x0 =
+        r.sampler->denoise(draw_noise(r), a, r.next_block, r.next_block * frames_per_block());
+    commit_block(r, x0, a);
+    sync();
+    r.model_ms = model_time.elapsed_ms();
+    const at::Tensor block_cpu = x0.squeeze(0).to(at::kCPU, at::kFloat);
+    show(r, block_cpu);
+    r.actions.insert(r.actions.end(), actions, actions + frames_per_block());
+    r.hashes.push_back(hash_block(block_cpu));
+    ++r.generated_blocks;
+    r.model_ms_sum += r.model_ms;
+    r.decode_ms_sum += r.decode_ms;
+  }
+};
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::~Session() = default;
+
+std::unique_ptr<Session> Session::create(const model::ModelConfig& config,
+                                         const std::string& weights, const std::string& policy_name,
+                                         const nlohmann::json& policy_settings, uint64_t seed,
+                                         at::Device device, const SessionOptions& options) {
+  const std::string where = config.file.empty() ? config.name : config.file;
+  if (config.channels != 3) {
+    throw Error(where,
+                "the Session decodes pixel-space RGB models only (channels 3, no "
+                "autoencoder); got channels " +
+                    std::to_string(config.channels));
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->config = config;
+  impl->options = options;
+  impl->size = config.resolve(options.resolution);
+  config.check_frame_size(impl->size);
+  if (options.seed_frames < 0 || options.seed_frames % config.frames_per_block != 0) {
+    throw Error(where, "seed_frames must be a whole number of blocks of " +
+                           std::to_string(config.frames_per_block) + " frames");
+  }
+  impl->device = device;
+  impl->dtype = options.dtype.value_or(device.is_cuda() ? at::kBFloat16 : at::kFloat);
+  impl->model = model::CausalDiT(config);
+  if (weights.empty()) {
+    model::init_random_weights(impl->model, options.weights_seed);
+  } else {
+    model::load_weights(impl->model, weights);
+  }
+  impl->model->to(device, impl->dtype);
+  impl->model->eval();
+  impl->policy_name = policy_name;
+  impl->policy_settings = policy_settings.is_null() ? nlohmann::json::object() : policy_settings;
+  impl->shape.num_layers = config.layers;
+  impl->shape.num_heads = config.heads;
+  impl->shape.head_dim = config.head_dim;
+  impl->shape.batch = 1;
+  impl->shape.geometry = {config.frames_per_block, config.grid_h(impl->size),
+                          config.grid_w(impl->size)};
+  impl->shape.device = device;
+  impl->shape.dtype = impl->dtype;
+  impl->rollout = impl->make_rollout(seed, policy_name, impl->policy_settings);
+  return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
+std::string Session::name() const {
+  return "model:" + impl_->config.name;
+}
+int Session::width() const {
+  return impl_->size.width;
+}
+int Session::height() const {
+  return impl_->size.height;
+}
+
+void Session::reset(uint64_t seed) {
+  impl_->rollout = impl_->make_rollout(seed, impl_->policy_name, impl_->policy_settings);
+}
+
+void Session::step(Action action) {
+  Rollout& r = *impl_->rollout;
+  if (r.generated_blocks > 0 && r.shown + 1 < impl_->frames_per_block()) {
+    ++r.shown;
+  } else {
+    const std::vector<int64_t> actions(static_cast<size_t>(impl_->frames_per_block()),
+                                       static_cast<int64_t>(action));
+    impl_->generate(r, actions.data());
+    r.shown = 0;
+  }
+  ++r.frame_index;
+}
+
+void Session::step_block(const std::vector<Action>& actions) {
+  if (static_cast<int>(actions.size()) != impl_->frames_per_block()) {
+    throw Error("session", "step_block needs one action per frame of the block (" +
+                               std::to_string(impl_->frames_per_block()) + ")");
+  }
+  std::vector<int64_t> values;
+  for (Action action : actions) values.push_back(static_cast<int64_t>(action));
+  Rollout& r = *impl_->rollout;
+  // Frames of the previous block not yet shown are skipped: the new block follows it in time.
+  impl_->generate(r, values.data());
+  // Counting produced frames keeps frame_index = blocks · F, which load_state relies on.
+  r.frame_index = static_cast<uint64_t>(r.generated_blocks * impl_->frames_per_block());
+}
+
+const uint8_t* Session::rgba() const {
+  const Rollout& r = *impl_->rollout;
+  return r.rgba.select(0, r.shown).data_ptr<uint8_t>();
+}
+
+uint64_t Session::frame_index() const {
+  return impl_->rollout->frame_index;
+}
+
+at::Tensor Session::last_block() const {
+  return impl_->rollout->block.clone();
+}
+
+SessionStats Session::stats() const {
+  const Rollout& r = *impl_->rollout;
+  SessionStats stats;
+  stats.frame_index = r.frame_index;
+  stats.blocks = r.generated_blocks;
+  stats.model_ms = r.model_ms;
+  stats.decode_ms = r.decode_ms;
+  if (r.generated_blocks > 0) {
+    stats.mean_model_ms = r.model_ms_sum / static_cast<double>(r.generated_blocks);
+    stats.mean_decode_ms = r.decode_ms_sum / static_cast<double>(r.generated_blocks);
+  }
+  stats.policy = r.policy->stats();
+  return stats;
+}
+
+attention::AttentionPolicy& Session::policy() {
+  return *impl_->rollout->policy;
+}
+const model::ModelConfig& Session::config() const {
+  return impl_->config;
+}
+
+void Session::save_state(const std::string& path) const {
+  const Rollout& r = *impl_->rollout;
+  SessionState state;
+  state.config = impl_->config.name;
+  state.resolution = {impl_->size.height, impl_->size.width};
+  state.frames_per_block = impl_->frames_per_block();
+  state.seed_frames = impl_->options.seed_frames;
+  state.policy = impl_->policy_name;
+  state.policy_settings = impl_->policy_settings;
+  state.seed = r.seed;
+  state.frame_index = r.frame_index;
+  state.actions = r.actions;
+  state.block_hashes = r.hashes;
+  write_session_state(path, state);
+}
+
+void Session::load_state(const std::string& path) {
+  const SessionState state = read_session_state(path, impl_->config.num_actions);
+  const auto mismatch = [&](const std::string& field, const std::string& saved,
+                            const std::string& here) {
+    throw Error(path, "field '" + field + "': saved for " + saved + ", this session has " + here);
+  };
+  if (state.config != impl_->config.name) mismatch("config", state.config, impl_->config.name);
+  if (state.resolution.height != impl_->size.height ||
+      state.resolution.width != impl_->size.width) {
+    mismatch("resolution",
+             std::to_string(state.resolution.height) + "x" + std::to_string(state.resolution.width),
+             std::to_string(impl_->size.height) + "x" + std::to_string(impl_->size.width));
+  }
+  if (state.frames_per_block != impl_->frames_per_block()) {
+    mismatch("frames_per_block", std::to_string(state.frames_per_block),
+             std::to_string(impl_->frames_per_block()));
+  }
+  if (state.seed_frames != impl_->options.seed_frames) {
+    mismatch("seed_frames", std::to_string(state.seed_frames),
+             std::to_string(impl_->options.seed_frames));
+  }
+  std::unique_ptr<Rollout> r;
+  try {
+    r = impl_->make_rollout(state.seed, state.policy, state.policy_settings);
+  } catch (const Error& error) {
+    throw Error(path, std::string("field 'policy': ") + error.what());
+  }
+  // Replay: the same seed, noise draws, actions and policy give the same blocks (Note in
+  // session_state.h on why the history is replayed rather than the caches serialised).
+  const size_t f = static_cast<size_t>(impl_->frames_per_block());
+  for (size_t b = 0; b < state.block_hashes.size(); ++b) {
+    impl_->generate(*r, state.actions.data() + b * f);
+    if (r->hashes.back() != state.block_hashes[b]) {
+      throw Error(path, "field 'block_hashes[" + std::to_string(b) +
+                            "]': replay diverged from the saved rollout (different weights, "
+                            "device or policy settings?)");
+    }
+  }
+  const uint64_t blocks = state.block_hashes.size();
+  if (blocks > 0) r->shown = static_cast<int>(state.frame_index - (blocks - 1) * f) - 1;
+  r->frame_index = state.frame_index;
+  impl_->policy_name = state.policy;
+  impl_->policy_settings = state.policy_settings;
+  impl_->rollout = std::move(r);
+}
+
+}  // namespace wc::rollout

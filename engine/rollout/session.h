@@ -1,0 +1,89 @@
+// The world-model Session: the neural game as a FrameSource. Each AR block runs k denoising
+// steps and a committing clean pass through an AttentionPolicy, then decodes to RGBA8.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/attention/attention_policy.h"
+#include "engine/model/model_config.h"
+#include "engine/rollout/frame_source.h"
+
+namespace wc::rollout {
+
+struct SessionOptions {
+  std::string resolution;  // a named resolution of the config; "" = its default frame
+  // Real frames of the reference game (world seed = the session seed, action none) committed
+  // as context on every reset, a whole number of blocks; 0 = the first block comes from noise.
+  int seed_frames = 1;
+  std::optional<at::ScalarType> dtype;  // default: float32 on CPU, bfloat16 on CUDA
+  uint64_t weights_seed = 0;            // random initialisation when no weights path is given
+};
+
+struct SessionStats {
+  uint64_t frame_index = 0;
+  int64_t blocks = 0;          // blocks generated since reset (seed blocks excluded)
+  double model_ms = 0.0;       // last block: all DiT forwards (k steps + clean pass)
+  double decode_ms = 0.0;      // last block: decode to RGBA8
+  double mean_model_ms = 0.0;  // over the blocks since reset
+  double mean_decode_ms = 0.0;
+  attention::PolicyStats policy;
+};
+
+class Session : public FrameSource {
+ public:
+  // `weights`: a checkpoint path, or "" for random weights (options.weights_seed).
+  // `seed` seeds the noise (own generator) and the seeding game's world. Throws wc::Error for a
+  // bad checkpoint, an unknown policy or bad settings, or a config this Session cannot decode
+  // (pixel space with 3 channels is required).
+  static std::unique_ptr<Session> create(const model::ModelConfig& config,
+                                         const std::string& weights, const std::string& policy_name,
+                                         const nlohmann::json& policy_settings, uint64_t seed,
+                                         at::Device device, const SessionOptions& options = {});
+  ~Session() override;
+
+  // FrameSource
+  std::string name() const override;
+  int width() const override;
+  int height() const override;
+  void reset(uint64_t seed) override;
+  // One frame under `action`. With one frame per block this generates a block; with F frames
+  // per block a block is generated (the action held for its F frames) when the previous
+  // block's frames are used up, else the next generated frame is shown.
+  void step(Action action) override;
+  const uint8_t* rgba() const override;
+  uint64_t frame_index() const override;
+
+  // One whole block with one action per frame (actions.size() == frames_per_block); rgba()
+  // shows its last frame afterwards.
+  void step_block(const std::vector<Action>& actions);
+
+  // The last generated (or seeded) block's clean frames, [F, C, H, W] float32 on the CPU.
+  at::Tensor last_block() const;
+
+  // Saves what reproduces this rollout exactly: seed, policy and settings, the action log, the
+  // frame position, and a hash of every block. Written atomically (safetensors layout).
+  void save_state(const std::string& path) const;
+  // Replays a saved state deterministically (same config, weights and device) and checks each
+  // block against the saved hashes. Throws wc::Error naming the file and field for bad or
+  // truncated files or a replay that diverges; the Session is unchanged then.
+  void load_state(const std::string& path);
+
+  SessionStats stats() const;
+  attention::AttentionPolicy& policy();
+  const model::ModelConfig& config() const;
+
+ private:
+  struct Impl;
+  struct Rollout;
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace wc::rollout

@@ -1,0 +1,154 @@
+// Config loading: the bundled configs parse, and every kind of bad input names file and field.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "engine/core/error.h"
+#include "engine/model/model_config.h"
+#include "tests/model/model_test_util.h"
+
+namespace wc::model {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string configs_dir() {
+  return std::string(WORLDCAST_SOURCE_DIR) + "/assets/configs/";
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / ("wc_model_config_" + name);
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+nlohmann::json game_small_json() {
+  std::ifstream in(configs_dir() + "game-small.json");
+  return nlohmann::json::parse(in);
+}
+
+TEST(ModelConfig, BundledGameSmallParses) {
+  const ModelConfig c = load_model_config(configs_dir() + "game-small.json");
+  EXPECT_EQ(c.name, "game-small");
+  EXPECT_EQ(c.channels, 3);
+  EXPECT_EQ(c.grid_h(c.frame), 16);
+  EXPECT_EQ(c.grid_w(c.frame), 16);
+  EXPECT_EQ(c.hidden, 256);
+  EXPECT_EQ(c.layers, 8);
+  EXPECT_EQ(c.heads * c.head_dim, c.hidden);
+  EXPECT_EQ(c.num_actions, 5);
+  EXPECT_EQ(c.frames_per_block, 1);
+}
+
+TEST(ModelConfig, BundledWanParsesWithResolutions) {
+  const ModelConfig c = load_model_config(configs_dir() + "wan2.1-1.3b.json");
+  EXPECT_EQ(c.layers, 30);
+  EXPECT_EQ(c.heads, 12);
+  EXPECT_EQ(c.head_dim, 128);
+  EXPECT_EQ(c.mlp, 8960);
+  EXPECT_EQ(c.frames_per_block, 3);
+  const FrameSize p480 = c.resolve("480p"), p720 = c.resolve("720p"), p1080 = c.resolve("1080p");
+  EXPECT_EQ(c.grid_h(p480) * c.grid_w(p480), 30 * 52);
+  EXPECT_EQ(c.grid_h(p720) * c.grid_w(p720), 45 * 80);
+  EXPECT_EQ(c.grid_h(p1080) * c.grid_w(p1080), 68 * 120);
+  EXPECT_THAT(testing::error_of([&] { c.resolve("4k"); }), HasSubstr("unknown resolution '4k'"));
+  // Parameter count of Wan 2.1 1.3B without text cross-attention: about 1.3e9 minus those.
+  int64_t params = 0;
+  for (const TensorSpec& spec : model_tensor_specs(c, Dtype::kBF16)) {
+    params += shape_numel(spec.shape).value();
+  }
+  EXPECT_GT(params, 1'000'000'000);
+  EXPECT_LT(params, 1'300'000'000);
+}
+
+TEST(ModelConfig, RoundTripsThroughJson) {
+  const ModelConfig c = load_model_config(configs_dir() + "wan2.1-1.3b.json");
+  const ModelConfig again = parse_model_config(model_config_to_json(c), "again");
+  EXPECT_EQ(model_config_to_json(again), model_config_to_json(c));
+}
+
+TEST(ModelConfig, MalformedJsonNamesFile) {
+  const std::string path = write_temp("malformed.json", "{\"name\": \"x\",");
+  const std::string error = testing::error_of([&] { load_model_config(path); });
+  EXPECT_THAT(error, HasSubstr(path));
+  EXPECT_THAT(error, HasSubstr("malformed JSON"));
+}
+
+TEST(ModelConfig, MissingFileNamesFile) {
+  EXPECT_THAT(testing::error_of([] { load_model_config("/nonexistent/cfg.json"); }),
+              HasSubstr("/nonexistent/cfg.json"));
+}
+
+TEST(ModelConfig, UnknownKeyIsRejected) {
+  nlohmann::json json = game_small_json();
+  json["hiden"] = 12;
+  const std::string path = write_temp("unknown.json", json.dump());
+  const std::string error = testing::error_of([&] { load_model_config(path); });
+  EXPECT_THAT(error, HasSubstr(path));
+  EXPECT_THAT(error, HasSubstr("field 'hiden': unknown key"));
+}
+
+TEST(ModelConfig, UnknownNestedKeyIsRejected) {
+  nlohmann::json json = game_small_json();
+  json["sampler"]["stepz"] = 2;
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'sampler.stepz': unknown key"));
+}
+
+TEST(ModelConfig, MissingFieldIsNamed) {
+  nlohmann::json json = game_small_json();
+  json.erase("layers");
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'layers': missing"));
+  json = game_small_json();
+  json["frame"].erase("width");
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("field 'frame.width': missing"));
+}
+
+TEST(ModelConfig, WrongTypesAreNamed) {
+  nlohmann::json json = game_small_json();
+  json["heads"] = "four";
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("field 'heads': expected an integer"));
+  json = game_small_json();
+  json["sampler"]["shift"] = "big";
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("field 'sampler.shift': expected a number"));
+  json = game_small_json();
+  json["patch"] = {1, 8};
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("field 'patch': expected an array of 3 integers"));
+  json = game_small_json();
+  json = nlohmann::json::array();
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("expected an object"));
+}
+
+TEST(ModelConfig, InconsistentValuesAreNamed) {
+  nlohmann::json json = game_small_json();
+  json["hidden"] = 300;
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("field 'hidden': must equal heads * head_dim"));
+  json = game_small_json();
+  json["frame"]["height"] = 130;
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("field 'frame'"));
+  json = game_small_json();
+  json["sampler"]["steps"] = 0;
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("field 'sampler.steps': must be in [1, 64], got 0"));
+  json = game_small_json();
+  json["autoencoder"] = nlohmann::json::object();
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("field 'autoencoder'"));
+  json = game_small_json();
+  json["patch"] = {2, 8, 8};
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("field 'patch[0]'"));
+}
+
+}  // namespace
+}  // namespace wc::model
