@@ -1,0 +1,91 @@
+// TempCache's compressed KV history for a set of rows (batch x heads, or batch x heads x cells for
+// spatial heads): per row a list of entries (key κ, mean value v̄, count n) in one padded buffer
+// so that attention over all rows is ONE call with a per-key log-count bias.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/attention/temp_cache_merge.h"
+#include "engine/attention/tempcache_settings.h"
+
+namespace wc::attention {
+
+// Note [TempCache budget]
+// Without limits, history grows by the keys that find no match: nothing for a static scene, a
+// frame's worth per frame for fresh content. Two limits bound it, applied after every committed
+// frame:
+//  - "window" (frames): an entry whose representative key is older than the window (it has not
+//    absorbed a key for that long) is dropped, sink entries excepted; with tau >= 1 this is exactly
+//    the dense sliding window with sink.
+//  - "budget" (entries per head): when a row holds more, either "evict_oldest" drops the oldest
+//    non-sink entries by insertion order (the rule of a sliding window, applied to entries), or
+//    "merge_closest" collapses the most similar adjacent (in insertion order) non-sink pairs,
+//    count-weighted, so that no key's mass leaves the softmax (the lemma's approximation with the
+//    smallest key deviation available among temporal neighbours).
+// The sink block's entries (appended during block 0) are never evicted or collapsed, but they do
+// absorb matching later keys. The budget must hold the sink block plus one frame, so capacity
+// (budget + one frame) and the per-block attention cost are bounded by construction. Spatial rows
+// (cells) share a head's budget in proportion to their tokens.
+
+class TempCacheStore {
+ public:
+  TempCacheStore() = default;
+  // `groups` rows per batch item, each row seeing `row_tokens` tokens per frame; `budget` is per
+  // row (0 = none). `seed` seeds the row's projections.
+  TempCacheStore(int batch, int groups, int row_tokens, int frames_per_block, int head_dim,
+                 const at::TensorOptions& options, const TempCacheSettings& settings,
+                 int64_t budget, uint64_t seed);
+
+  // q: [B, G, Tq, D], k / v: the current block's [B, G, F·row_tokens, D] -> [B, G, Tq, D].
+  at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+
+  // Commits frames `frames` (ascending, one per row_tokens chunk of k / v: [B, G, nf·row_tokens,
+  // D]).
+  void commit(const at::Tensor& k, const at::Tensor& v, const std::vector<int64_t>& frames);
+
+  // tau / budget / rule / window / lsh / bias-path changes, between blocks (the projections keep
+  // their seed; a new lsh_bits recomputes the codes of every entry).
+  void reconfigure(const TempCacheSettings& settings, int64_t budget);
+
+  int groups() const { return groups_; }
+  int batch() const { return batch_; }
+  int64_t max_entries() const { return max_size_; }
+  int64_t capacity() const { return table_.capacity; }
+  int64_t merges() const { return merges_; }
+  int64_t evictions() const { return evictions_; }
+  // Entries and summed counts per group (over the batch), for stats.
+  std::vector<int64_t> entries_per_group() const;
+  std::vector<double> count_sum_per_group() const;
+  int64_t bytes_per_entry() const;  // padded K and V of one entry in one row
+
+  // Row r = b·G + g: its entries (CPU float32 keys/values [size, D], counts [size], last frames,
+  // sink flags), for tests and tools.
+  struct Entries {
+    at::Tensor keys, values, counts, last_frame, sink;
+  };
+  Entries entries(int row) const;
+
+ private:
+  void ensure_capacity(int64_t needed);
+  void commit_frame(const at::Tensor& k, const at::Tensor& v, int64_t frame);
+  void enforce_limits(int64_t frames_committed);
+  void refresh_bias();
+
+  int batch_ = 0, groups_ = 0, row_tokens_ = 0, frames_ = 1, head_dim_ = 0;
+  at::TensorOptions options_;
+  TempCacheSettings settings_;
+  int64_t budget_ = 0;
+  uint64_t seed_ = 0;
+  int64_t frames_committed_ = 0;
+  at::Tensor projections_;    // [R, D, bits]
+  at::Tensor keys_, values_;  // [B, G, capacity + F·row_tokens, Dp]
+  at::Tensor bias_;           // [B, G, capacity + F·row_tokens] float32
+  EntryTable table_;
+  int64_t max_size_ = 0;
+  int64_t merges_ = 0, evictions_ = 0;
+};
+
+}  // namespace wc::attention

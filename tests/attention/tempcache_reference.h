@@ -1,0 +1,77 @@
+// Test helpers for TempCache: the plain-loop correspondence search (the reference the vectorised
+// matcher is checked against) and a rollout driver.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "engine/attention/attention_policy.h"
+#include "engine/attention/temp_cache_match.h"
+
+namespace wc::attention::testing {
+
+inline double cosine(const at::Tensor& a, const at::Tensor& b) {
+  const at::Tensor x = a.to(at::kDouble);
+  const at::Tensor y = b.to(at::kDouble);
+  return (x * y).sum().item<double>() /
+         std::max(x.norm().item<double>() * y.norm().item<double>(), 1e-24);
+}
+
+// Note [TempCache matching], one key at a time.
+inline at::Tensor loop_match(const MatchInputs& in) {
+  const int64_t rows = in.new_keys.size(0);
+  const int64_t n = in.new_keys.size(1);
+  const int64_t d = in.new_keys.size(2);
+  const at::Tensor entries = in.entry_keys.narrow(2, 0, d).cpu();
+  const at::Tensor codes = in.entry_codes.cpu();
+  const at::Tensor keys = in.new_keys.cpu();
+  at::Tensor out = at::full({rows, n}, kNoEntry, at::kLong);
+  if (in.tau >= 1.0) return out;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t size = in.sizes[r].item<int64_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      const at::Tensor k = keys[r][i];
+      const int64_t co = in.colocated[r][i].item<int64_t>();
+      if (co >= 0 && cosine(k, entries[r][co]) >= in.tau) {
+        out[r][i] = co;
+        continue;
+      }
+      if (in.bits == 0) continue;
+      const int64_t code = in.new_codes[r][i].item<int64_t>();
+      std::vector<int64_t> bucket;
+      for (int64_t s = size - 1; s >= 0 && static_cast<int>(bucket.size()) < in.candidates; --s) {
+        if (codes[r][s].item<int64_t>() == code) bucket.push_back(s);
+      }
+      int64_t best = kNoEntry;
+      double best_cos = -2.0;
+      for (int64_t s : bucket) {
+        const double c = cosine(k, entries[r][s]);
+        if (c > best_cos) {
+          best_cos = c;
+          best = s;
+        }
+      }
+      if (best >= 0 && best_cos >= in.tau) out[r][i] = best;
+    }
+  }
+  return out;
+}
+
+// attend (clean pass) + commit of one block; returns the attention output.
+inline at::Tensor run_block(AttentionPolicy& policy, const ModelShape& shape, int64_t block,
+                            const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  StepInfo step;
+  step.block_index = block;
+  step.clean_pass = true;
+  step.noise_level = 0.0;
+  step.geometry = shape.geometry;
+  at::Tensor out = policy.attend(0, q, k, v, step).clone();
+  for (int l = 1; l < shape.num_layers; ++l) policy.attend(l, q, k, v, step);
+  for (int l = 0; l < shape.num_layers; ++l) policy.commit(l, k, v, step);
+  return out;
+}
+
+}  // namespace wc::attention::testing

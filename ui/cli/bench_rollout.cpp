@@ -1,0 +1,151 @@
+// `worldcast bench rollout`: an attention-only rollout of thousands of blocks, every policy on the
+// same synthetic keys, frame time and cache size against frames (the work is in
+// engine/attention/bench/rollout_bench.h; this file parses arguments).
+#include <ATen/ATen.h>
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/attention/bench/rollout_bench.h"
+#include "engine/core/atomic_file.h"
+#include "engine/core/error.h"
+#include "ui/cli/bench.h"
+
+namespace wc::cli {
+namespace {
+
+struct BenchRolloutArgs {
+  attention::RolloutBenchOptions options;
+  std::string resolution;  // empty: 480p on CUDA, a small grid on the CPU
+  std::string policies = "dense,dense-window,headcast,tempcache,combined";
+  std::string device, dtype, tempcache, json_path, plot_path, mix;
+};
+
+// A CPU rollout of a thousand blocks at 480p would take hours with the float32 reference.
+constexpr const char* kCpuDefaultResolution = "12x8";
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream stream(text);
+  std::string part;
+  while (std::getline(stream, part, ',')) {
+    if (!part.empty()) parts.push_back(part);
+  }
+  return parts;
+}
+
+void run_bench_rollout(BenchRolloutArgs args) {
+  attention::RolloutBenchOptions& o = args.options;
+  const std::string device = args.device.empty() ? (at::hasCUDA() ? "cuda" : "cpu") : args.device;
+  o.device = device == "cuda" ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
+  const std::string dtype = args.dtype.empty() ? (device == "cuda" ? "bf16" : "f32") : args.dtype;
+  o.dtype = dtype == "bf16" ? at::kBFloat16 : at::kFloat;
+  o.resolution = !args.resolution.empty() ? args.resolution
+                 : device == "cuda"       ? "480p"
+                                          : kCpuDefaultResolution;
+  o.policies = split_commas(args.policies);
+  if (!args.tempcache.empty()) {
+    try {
+      o.tempcache = nlohmann::json::parse(args.tempcache);
+    } catch (const nlohmann::json::exception& error) {
+      throw Error("--tempcache", std::string("not valid JSON: ") + error.what());
+    }
+    if (!o.tempcache.is_object()) throw Error("--tempcache", "expected a JSON object");
+  }
+  if (!args.mix.empty()) {
+    nlohmann::json counts = nlohmann::json::array();
+    for (const auto& part : split_commas(args.mix)) {
+      try {
+        size_t used = 0;
+        const int count = std::stoi(part, &used);
+        if (used != part.size() || count < 0) throw std::invalid_argument(part);
+        counts.push_back(count);
+      } catch (const std::exception&) {
+        throw Error("--mix", "expected four non-negative counts s,d,sp,g, got '" + args.mix + "'");
+      }
+    }
+    if (counts.size() != 4) throw Error("--mix", "expected four counts s,d,sp,g");
+    o.headcast_cast = {{"mix", counts}};
+  }
+  const attention::RolloutBenchReport report = attention::run_rollout_bench(o);
+  std::fputs(report.table().c_str(), stdout);
+  if (!args.json_path.empty()) {
+    write_file_atomically(args.json_path, report.to_json().dump(1) + "\n");
+    std::printf("wrote %s\n", args.json_path.c_str());
+  }
+  if (!args.plot_path.empty()) std::printf("%s\n", report.plot(args.plot_path).c_str());
+}
+
+const bool kRegistered = register_bench("rollout", [](CLI::App& bench) {
+  auto args = std::make_shared<BenchRolloutArgs>();
+  auto& o = args->options;
+  CLI::App* command = bench.add_subcommand(
+      "rollout",
+      "Attention-only rollout of many blocks: frame time and cache size against frames for "
+      "dense, dense-window, headcast, tempcache and combined");
+  command->add_option("--res", args->resolution,
+                      "480p, 720p, 1080p or WxH tokens per frame (default 480p on CUDA, " +
+                          std::string(kCpuDefaultResolution) + " on the CPU)");
+  command->add_option("--blocks", o.blocks, "AR blocks to run (3 frames each)")
+      ->check(CLI::Range(int64_t{1}, int64_t{10000000}))
+      ->capture_default_str();
+  command->add_option("--every", o.every, "Sample cache size every k blocks")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  command
+      ->add_option("--policies", args->policies,
+                   "Comma-separated: dense (unbounded), dense-window, headcast, tempcache, "
+                   "combined")
+      ->capture_default_str();
+  command->add_option("--window", o.window, "Frames of dense-window and headcast")
+      ->capture_default_str();
+  command
+      ->add_option("--budget-frames", o.budget_frames,
+                   "TempCache budget per head in frames' worth of entries (tempcache, combined)")
+      ->capture_default_str();
+  command->add_option("--tempcache", args->tempcache,
+                      "Extra JSON settings for tempcache and combined, e.g. "
+                      "'{\"budget_rule\":\"merge_closest\"}'");
+  command->add_option("--mix", args->mix,
+                      "Forced cast of headcast and combined: s,d,sp,g (default 2,2,4,4)");
+  command->add_option("--layers", o.num_layers, "Attention layers")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  command->add_option("--steps", o.steps, "Attention calls per layer and block")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
+  command->add_option("--heads", o.num_heads, "Heads")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  command->add_option("--head-dim", o.head_dim, "Head dimension")
+      ->check(CLI::Range(1, 512))
+      ->capture_default_str();
+  command
+      ->add_option("--dense-max-blocks", o.dense_max_blocks,
+                   "Stop dense-unbounded after this many blocks (0 = no limit)")
+      ->capture_default_str();
+  command
+      ->add_option("--dense-max-block-ms", o.dense_max_block_ms,
+                   "Stop dense-unbounded once a block takes longer (0 = no limit)")
+      ->capture_default_str();
+  command
+      ->add_option("--dense-max-gib", o.dense_max_gib,
+                   "Stop dense-unbounded once its cache exceeds this (0 = no limit)")
+      ->capture_default_str();
+  command->add_option("--json", args->json_path, "Write the report (with per-block times) here");
+  command->add_option("--plot", args->plot_path, "Write a PNG of time and memory vs frames");
+  command->add_option("--device", args->device, "cuda or cpu (default cuda when present)")
+      ->check(CLI::IsMember({"cuda", "cpu"}));
+  command->add_option("--dtype", args->dtype, "bf16 or f32 (default bf16 on CUDA, f32 on CPU)")
+      ->check(CLI::IsMember({"bf16", "f32"}));
+  command->add_option("--seed", o.seed, "Seed of the key process")->capture_default_str();
+  command->callback([args] { run_bench_rollout(*args); });
+});
+
+}  // namespace
+}  // namespace wc::cli
