@@ -1,10 +1,12 @@
 // Registers every built-in policy with the registry. Add a line here when adding a policy.
 #include "engine/attention/builtin_policies.h"
 
+#include "engine/attention/combined_policy.h"
 #include "engine/attention/dense_policy.h"
 #include "engine/attention/dummy_policy.h"
 #include "engine/attention/headcast_policy.h"
 #include "engine/attention/registry.h"
+#include "engine/attention/tempcache_policy.h"
 
 namespace wc::attention {
 
@@ -12,6 +14,9 @@ void register_builtin_policy_list() {
   register_policy("dummy", make_dummy_policy);
   register_policy("dense", make_dense_policy);
   register_policy("headcast", make_headcast_policy);
+  register_policy("tempcache", make_tempcache_policy);
+  register_policy("headcast+tempcache", make_combined_policy);
+  register_policy("combined", make_combined_policy);
 }
 
 }  // namespace wc::attention
