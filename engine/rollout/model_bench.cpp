@@ -9,6 +9,7 @@
 #include "engine/core/timing.h"
 #include "engine/model/dit.h"
 #include "engine/model/weights.h"
+#include "engine/rollout/cpu_allocator.h"
 #include "engine/rollout/decode.h"
 #include "engine/rollout/sampler.h"
 
@@ -24,6 +25,7 @@ void sync(const at::Device& device) {
 std::vector<ModelBenchRow> run_model_bench(
     const ModelBenchOptions& options, const std::function<void(const ModelBenchRow&)>& on_row) {
   torch::NoGradGuard no_grad;
+  if (options.device.is_cpu()) keep_cpu_tensor_memory();
   const model::ModelConfig& config = options.config;
   model::CausalDiT dit(config);
   model::init_random_weights(dit, options.seed);

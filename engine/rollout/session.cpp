@@ -14,6 +14,7 @@
 #include "engine/game/game.h"
 #include "engine/model/dit.h"
 #include "engine/model/weights.h"
+#include "engine/rollout/cpu_allocator.h"
 #include "engine/rollout/decode.h"
 #include "engine/rollout/sampler.h"
 #include "engine/rollout/session_state.h"
@@ -172,6 +173,7 @@ std::unique_ptr<Session> Session::create(const model::ModelConfig& config,
                            std::to_string(config.frames_per_block) + " frames");
   }
   impl->device = device;
+  if (device.is_cpu()) keep_cpu_tensor_memory();
   impl->dtype = options.dtype.value_or(device.is_cuda() ? at::kBFloat16 : at::kFloat);
   impl->model = model::CausalDiT(config);
   if (weights.empty()) {
