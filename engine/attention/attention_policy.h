@@ -25,6 +25,13 @@ struct ModelShape {
   at::ScalarType dtype = at::kFloat;  // dtype of q/k/v and of the stores
 };
 
+// Whether `tensor` lives on `device`, where a device without an index ("cuda") means the current
+// device of its type, as LibTorch allocates it.
+inline bool on_device(const at::Tensor& tensor, const at::Device& device) {
+  return tensor.device().type() == device.type() &&
+         (!device.has_index() || tensor.device().index() == device.index());
+}
+
 class AttentionPolicy {
  public:
   virtual ~AttentionPolicy() = default;

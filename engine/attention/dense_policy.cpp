@@ -39,7 +39,7 @@ void check_attention_inputs(const char* policy, const ModelShape& shape, int lay
   const std::vector<int64_t> expected = {shape.batch, shape.num_heads, m.tokens_per_block(),
                                          shape.head_dim};
   for (const at::Tensor* t : {&q, &k, &v}) {
-    if (t->device() != shape.device || t->scalar_type() != shape.dtype) {
+    if (!on_device(*t, shape.device) || t->scalar_type() != shape.dtype) {
       throw Error(policy, "q/k/v must be " + std::string(c10::toString(shape.dtype)) + " on " +
                               shape.device.str() + ", got " + c10::toString(t->scalar_type()) +
                               " on " + t->device().str());

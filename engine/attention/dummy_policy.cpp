@@ -93,7 +93,7 @@ void DummyPolicy::check_inputs(int layer, const at::Tensor& q, const at::Tensor&
                               ", " + std::to_string(expected[3]) + "], got " +
                               (t->defined() ? shape_string(*t) : std::string("undefined")));
     }
-    if (t->scalar_type() != shape_.dtype || t->device() != shape_.device) {
+    if (t->scalar_type() != shape_.dtype || !on_device(*t, shape_.device)) {
       throw Error(kWhere, "q/k/v dtype or device differs from the model shape's");
     }
   }

@@ -13,6 +13,7 @@
 #include "engine/attention/bench/bench_timer.h"
 #include "engine/attention/registry.h"
 #include "engine/core/error.h"
+#include "engine/core/log.h"
 #include "engine/core/timing.h"
 
 #ifdef WORLDCAST_HAS_CUDA
@@ -216,6 +217,11 @@ RolloutPolicyResult run_policy(const PolicyRun& run, const RolloutBenchOptions& 
       result.samples.push_back(RolloutSample{block, (block + 1) * o.frames_per_block,
                                              stats.total_bytes(), stats.total_tokens(),
                                              device_allocated(o.device, false)});
+      // Progress on stderr, so a run cut short by a time limit still says how far it got.
+      if ((block + 1) % (o.every * 10) == 0 || last) {
+        log_info("bench rollout: ", run.label, " block ", block + 1, "/", o.blocks, ": ",
+                 result.block_ms.back(), " ms, cache ", stats.total_bytes() >> 20, " MiB");
+      }
       if (is_dense && o.dense_max_gib > 0 &&
           static_cast<double>(stats.total_bytes()) > o.dense_max_gib * (1 << 30)) {
         result.stopped_early = true;
