@@ -72,6 +72,7 @@ at::Tensor HeadCastPolicy::attend(int index, const at::Tensor& q, const at::Tens
 }
 
 void HeadCastPolicy::classify(Layer& layer, int index, const at::Tensor& q, int64_t block) {
+  PathScope scope(timer_, "classify");
   const auto rows = sample_query_rows(shape_.geometry.tokens_per_block(), settings_.query_sample,
                                       settings_.seed * 1000003ull + static_cast<uint64_t>(index));
   for (const WindowStore& store : layer.stores.windows()) {

@@ -51,7 +51,8 @@ struct PolicyBenchResult {
   // Policies that classify online: the classifying attend() call, once, after one untimed
   // rehearsal of the whole warm-up (so one-time kernel loads stay out).
   std::optional<double> classify_step_ms;
-  std::optional<double> classify_overhead_ms;  // classify_step_ms - total_ms (a normal step)
+  // The policy's "classify" path time when it brackets one, else classify_step_ms - total_ms.
+  std::optional<double> classify_overhead_ms;
   std::optional<double> classify_vs_dense_ms;  // classify_step_ms - dense total_ms
   int64_t blocks_before_timing = 0;            // blocks committed before the timed block
 };
