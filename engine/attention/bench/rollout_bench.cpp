@@ -254,8 +254,14 @@ RolloutPolicyResult run_policy(const PolicyRun& run, const RolloutBenchOptions& 
   result.flatness = frame_time_flatness(frame_ms);
   if (n >= 200) result.ms_per_frame_first = median_of(frame_ms, 100, 200);
   if (n >= 100) result.ms_per_frame_last = median_of(frame_ms, n - 100, n);
+  // The time slope skips the first 100 frames (as flatness does): the first blocks carry one-time
+  // costs (kernel selection, allocator growth) that would tilt a least-squares fit.
+  // Runs too short for that skip only the first block.
+  const size_t total_frames = result.block_ms.size() * static_cast<size_t>(o.frames_per_block);
+  const size_t first_frame = total_frames >= 200 ? 100 : 1;
   std::vector<double> x, y;
   for (size_t b = 0; b < result.block_ms.size(); ++b) {
+    if (b * static_cast<size_t>(o.frames_per_block) < first_frame) continue;
     x.push_back(static_cast<double>(b * o.frames_per_block));
     y.push_back(result.block_ms[b] / o.frames_per_block);
   }
