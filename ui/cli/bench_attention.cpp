@@ -7,13 +7,13 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "engine/attention/bench/attention_bench.h"
 #include "engine/core/atomic_file.h"
 #include "engine/core/error.h"
+#include "ui/cli/attention_bench_options.h"
 #include "ui/cli/bench.h"
 
 namespace wc::cli {
@@ -38,16 +38,6 @@ struct BenchAttentionArgs {
 // cores; this grid keeps a CPU run to seconds while exercising every path.
 constexpr const char* kCpuDefaultResolution = "16x10";
 
-std::vector<std::string> split_commas(const std::string& text) {
-  std::vector<std::string> parts;
-  std::stringstream stream(text);
-  std::string part;
-  while (std::getline(stream, part, ',')) {
-    if (!part.empty()) parts.push_back(part);
-  }
-  return parts;
-}
-
 nlohmann::json read_cast_file(const std::string& path) {
   std::ifstream file(path);
   if (!file) throw Error(path, "cannot open the --cast file");
@@ -65,40 +55,20 @@ nlohmann::json read_cast_file(const std::string& path) {
   return cast;
 }
 
-nlohmann::json parse_mix(const std::string& text) {
-  nlohmann::json counts = nlohmann::json::array();
-  for (const auto& part : split_commas(text)) {
-    try {
-      size_t used = 0;
-      const int count = std::stoi(part, &used);
-      if (used != part.size() || count < 0) throw std::invalid_argument(part);
-      counts.push_back(count);
-    } catch (const std::exception&) {
-      throw Error("--mix", "expected four non-negative counts s,d,sp,g, got '" + text + "'");
-    }
-  }
-  if (counts.size() != 4) {
-    throw Error("--mix",
-                "expected four counts s,d,sp,g (sink, dummy, spatial, global), got '" + text + "'");
-  }
-  return {{"mix", counts}};
-}
-
 attention::AttentionBenchOptions to_options(const BenchAttentionArgs& args) {
   attention::AttentionBenchOptions options;
-  const std::string device = args.device.empty() ? (at::hasCUDA() ? "cuda" : "cpu") : args.device;
-  options.device = device == "cuda" ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
-  const std::string dtype = args.dtype.empty() ? (device == "cuda" ? "bf16" : "f32") : args.dtype;
-  options.dtype = dtype == "bf16" ? at::kBFloat16 : at::kFloat;
-  options.resolution = !args.resolution.empty() ? args.resolution
-                       : device == "cuda"       ? "480p"
-                                                : kCpuDefaultResolution;
+  const BenchTarget target = resolve_bench_target(args.device, args.dtype);
+  options.device = target.device;
+  options.dtype = target.dtype;
+  options.resolution = !args.resolution.empty()  ? args.resolution
+                       : target.device.is_cuda() ? "480p"
+                                                 : kCpuDefaultResolution;
   options.policies = split_commas(args.policies);
   if (!args.cast.empty()) {
     options.headcast_cast =
         args.cast == "online" ? nlohmann::json(nullptr) : read_cast_file(args.cast);
   } else if (!args.mix.empty()) {
-    options.headcast_cast = parse_mix(args.mix);
+    options.headcast_cast = parse_headcast_mix(args.mix);
   }
   options.iters = args.iters;
   options.warmup = args.warmup;

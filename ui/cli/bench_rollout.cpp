@@ -7,13 +7,13 @@
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "engine/attention/bench/rollout_bench.h"
 #include "engine/core/atomic_file.h"
 #include "engine/core/error.h"
+#include "ui/cli/attention_bench_options.h"
 #include "ui/cli/bench.h"
 
 namespace wc::cli {
@@ -29,25 +29,14 @@ struct BenchRolloutArgs {
 // A CPU rollout of a thousand blocks at 480p would take hours with the float32 reference.
 constexpr const char* kCpuDefaultResolution = "12x8";
 
-std::vector<std::string> split_commas(const std::string& text) {
-  std::vector<std::string> parts;
-  std::stringstream stream(text);
-  std::string part;
-  while (std::getline(stream, part, ',')) {
-    if (!part.empty()) parts.push_back(part);
-  }
-  return parts;
-}
-
 void run_bench_rollout(BenchRolloutArgs args) {
   attention::RolloutBenchOptions& o = args.options;
-  const std::string device = args.device.empty() ? (at::hasCUDA() ? "cuda" : "cpu") : args.device;
-  o.device = device == "cuda" ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
-  const std::string dtype = args.dtype.empty() ? (device == "cuda" ? "bf16" : "f32") : args.dtype;
-  o.dtype = dtype == "bf16" ? at::kBFloat16 : at::kFloat;
-  o.resolution = !args.resolution.empty() ? args.resolution
-                 : device == "cuda"       ? "480p"
-                                          : kCpuDefaultResolution;
+  const BenchTarget target = resolve_bench_target(args.device, args.dtype);
+  o.device = target.device;
+  o.dtype = target.dtype;
+  o.resolution = !args.resolution.empty()  ? args.resolution
+                 : target.device.is_cuda() ? "480p"
+                                           : kCpuDefaultResolution;
   o.policies = split_commas(args.policies);
   if (!args.tempcache.empty()) {
     try {
@@ -57,21 +46,7 @@ void run_bench_rollout(BenchRolloutArgs args) {
     }
     if (!o.tempcache.is_object()) throw Error("--tempcache", "expected a JSON object");
   }
-  if (!args.mix.empty()) {
-    nlohmann::json counts = nlohmann::json::array();
-    for (const auto& part : split_commas(args.mix)) {
-      try {
-        size_t used = 0;
-        const int count = std::stoi(part, &used);
-        if (used != part.size() || count < 0) throw std::invalid_argument(part);
-        counts.push_back(count);
-      } catch (const std::exception&) {
-        throw Error("--mix", "expected four non-negative counts s,d,sp,g, got '" + args.mix + "'");
-      }
-    }
-    if (counts.size() != 4) throw Error("--mix", "expected four counts s,d,sp,g");
-    o.headcast_cast = {{"mix", counts}};
-  }
+  if (!args.mix.empty()) o.headcast_cast = parse_headcast_mix(args.mix);
   const attention::RolloutBenchReport report = attention::run_rollout_bench(o);
   std::fputs(report.table().c_str(), stdout);
   if (!args.json_path.empty()) {
