@@ -17,6 +17,7 @@
 #include "engine/core/error.h"
 #include "engine/core/log.h"
 #include "engine/core/timing.h"
+#include "engine/game/action.h"
 #include "ui/cpu_frame_sink.h"
 #include "ui/frame_producer.h"
 #include "ui/frame_time_history.h"
@@ -36,21 +37,6 @@ namespace wc::ui {
 namespace {
 
 constexpr int kFramesInFlight = 2;
-
-const char* action_label(Action action) {
-  switch (action) {
-    case Action::kUp:
-      return "up";
-    case Action::kDown:
-      return "down";
-    case Action::kLeft:
-      return "left";
-    case Action::kRight:
-      return "right";
-    default:
-      return "none";
-  }
-}
 
 // glfwInit/glfwTerminate for the lifetime of one player.
 class GlfwSession {
@@ -273,7 +259,7 @@ PanelView WindowPlayer::panel_view() const {
   view.frame_width = source_.width();
   view.frame_height = source_.height();
   view.frame_index = source_.frame_index();
-  view.action_name = action_label(input_.current_action());
+  view.action_name = game::action_name(input_.current_action());
   view.paused = paused_;
   view.filter = present_settings_.filter;
   view.scale_mode = present_settings_.scale_mode;
