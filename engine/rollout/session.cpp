@@ -7,6 +7,7 @@
 #include <torch/cuda.h>
 
 #include <cstring>
+#include <deque>
 
 #include "engine/attention/registry.h"
 #include "engine/core/error.h"
@@ -33,6 +34,14 @@ uint64_t hash_block(const at::Tensor& block) {  // declared in session_state.h
   return hash;
 }
 
+// What one clean pass committed; See Note [Policy switch].
+struct ContextBlock {
+  at::Tensor x0;       // [1, F, C, H, W], model device and dtype
+  at::Tensor actions;  // [1, F] int64
+  at::Tensor eps;      // context noise, undefined when the config has none
+  int64_t block_index = 0;
+};
+
 struct Session::Rollout {
   uint64_t seed = 0;
   std::unique_ptr<attention::AttentionPolicy> policy;
@@ -47,6 +56,9 @@ struct Session::Rollout {
   int shown = 0;                 // which frame of `rgba` is current
   uint64_t frame_index = 0;
   double model_ms = 0.0, decode_ms = 0.0, model_ms_sum = 0.0, decode_ms_sum = 0.0;
+  std::optional<ContextBlock> first_block;
+  std::deque<ContextBlock> recent_blocks;  // at most options.context_blocks (-1: all)
+  double switch_ms = 0.0;
 };
 
 struct Session::Impl {
@@ -83,7 +95,27 @@ struct Session::Impl {
   void commit_block(Rollout& r, const at::Tensor& x0, const at::Tensor& actions) const {
     const at::Tensor eps = config.sampler.context_noise > 0.0 ? draw_noise(r) : at::Tensor();
     r.sampler->commit(x0, actions, r.next_block, r.next_block * frames_per_block(), eps);
+    ContextBlock kept{x0, actions, eps, r.next_block};
+    if (r.next_block == 0) {
+      r.first_block = std::move(kept);
+    } else if (options.context_blocks != 0) {
+      r.recent_blocks.push_back(std::move(kept));
+      const auto limit = static_cast<size_t>(options.context_blocks);
+      if (options.context_blocks > 0 && r.recent_blocks.size() > limit) {
+        r.recent_blocks.pop_front();
+      }
+    }
     ++r.next_block;
+  }
+
+  // The kept clean passes again, through `sampler` (a new policy's), in their original order.
+  void recommit_context(const Rollout& r, BlockSampler& sampler) const {
+    const auto recommit = [&](const ContextBlock& b) {
+      sampler.commit(b.x0, b.actions, b.block_index, b.block_index * frames_per_block(), b.eps);
+    };
+    if (r.first_block) recommit(*r.first_block);
+    for (const ContextBlock& b : r.recent_blocks) recommit(b);
+    sync();
   }
 
   void show(Rollout& r, const at::Tensor& block_cpu) const {
@@ -172,6 +204,10 @@ std::unique_ptr<Session> Session::create(const model::ModelConfig& config,
     throw Error(where, "seed_frames must be a whole number of blocks of " +
                            std::to_string(config.frames_per_block) + " frames");
   }
+  if (options.context_blocks < -1) {
+    throw Error(where, "context_blocks must be -1 (all) or >= 0, got " +
+                           std::to_string(options.context_blocks));
+  }
   impl->device = device;
   if (device.is_cpu()) keep_cpu_tensor_memory();
   impl->dtype = options.dtype.value_or(device.is_cuda() ? at::kBFloat16 : at::kFloat);
@@ -251,6 +287,59 @@ at::Tensor Session::last_block() const {
   return impl_->rollout->block.clone();
 }
 
+void Session::switch_policy(const std::string& name, const nlohmann::json& settings) {
+  Stopwatch watch;
+  const nlohmann::json object = settings.is_null() ? nlohmann::json::object() : settings;
+  Rollout& r = *impl_->rollout;
+  // Build and fill the new policy completely before touching the rollout (no partial state).
+  auto policy = attention::create_policy(name, impl_->shape, object);
+  auto sampler = std::make_unique<BlockSampler>(*impl_->model.ptr(), *policy, impl_->size);
+  impl_->recommit_context(r, *sampler);
+  r.sampler = std::move(sampler);
+  r.policy = std::move(policy);
+  impl_->policy_name = name;
+  impl_->policy_settings = object;
+  r.switch_ms = watch.elapsed_ms();
+}
+
+void Session::configure_policy(const nlohmann::json& settings) {
+  if (!settings.is_object()) {
+    throw Error("policy " + impl_->policy_name, "settings must be a JSON object");
+  }
+  nlohmann::json merged = impl_->policy_settings;
+  merged.update(settings);
+  try {
+    impl_->rollout->policy->configure(settings);
+  } catch (const Error& live_error) {
+    // A key the policy cannot take live: rebuild it from the context with the merged settings.
+    try {
+      switch_policy(impl_->policy_name, merged);
+    } catch (const Error&) {
+      throw live_error;  // the settings themselves are bad: report the policy's own message
+    }
+    return;
+  }
+  impl_->policy_settings = std::move(merged);
+}
+
+void Session::reclassify_policy() {
+  Rollout& r = *impl_->rollout;
+  r.policy->reclassify();
+  // Some policies restart from nothing (combined resets): give them the context back.
+  if (r.policy->stats().total_tokens() == 0 && (r.first_block || !r.recent_blocks.empty())) {
+    Stopwatch watch;
+    impl_->recommit_context(r, *r.sampler);
+    r.switch_ms = watch.elapsed_ms();
+  }
+}
+
+const std::string& Session::policy_name() const {
+  return impl_->policy_name;
+}
+const nlohmann::json& Session::policy_settings() const {
+  return impl_->policy_settings;
+}
+
 SessionStats Session::stats() const {
   const Rollout& r = *impl_->rollout;
   SessionStats stats;
@@ -262,6 +351,8 @@ SessionStats Session::stats() const {
     stats.mean_model_ms = r.model_ms_sum / static_cast<double>(r.generated_blocks);
     stats.mean_decode_ms = r.decode_ms_sum / static_cast<double>(r.generated_blocks);
   }
+  stats.context_blocks = static_cast<int64_t>(r.recent_blocks.size()) + (r.first_block ? 1 : 0);
+  stats.switch_ms = r.switch_ms;
   stats.policy = r.policy->stats();
   return stats;
 }

@@ -17,6 +17,22 @@
 
 namespace wc::rollout {
 
+// Note [Policy switch]
+// A policy's caches are built only from what the clean passes commit: each block's clean frames
+// x0, its actions, its AR block index and its context noise. The Session keeps those inputs for
+// the first block (every windowed policy's sink) and the most recent `context_blocks` blocks, so
+// switch_policy builds the new policy's caches by running those clean passes again, in order, at
+// their original positions, without drawing noise: the generator, the frame index and the game
+// go on. While no block has been dropped from that context (blocks since reset <=
+// context_blocks + 1, or context_blocks = -1), the new policy receives bit-for-bit the commits
+// it would have received from the start: for a policy whose state is what was committed (dense,
+// tempcache), switching to the same policy and settings changes nothing; a cast policy
+// (headcast, dummy, combined) starts uncast and classifies again after its warm-up. Later, the
+// oldest kept blocks are encoded again with less history than they first saw (their own
+// predecessors are gone): the new policy starts from the same frames, not identical K/V. A
+// switch costs one clean pass per kept block (a one-time hitch); a kept block costs its frames'
+// values (F x C x H x W), no K/V.
+
 struct SessionOptions {
   std::string resolution;  // a named resolution of the config; "" = its default frame
   // Real frames of the reference game (world seed = the session seed, action none) committed
@@ -24,6 +40,9 @@ struct SessionOptions {
   int seed_frames = 1;
   std::optional<at::ScalarType> dtype;  // default: float32 on CPU, bfloat16 on CUDA
   uint64_t weights_seed = 0;            // random initialisation when no weights path is given
+  // Blocks kept besides the first for switch_policy (See Note [Policy switch]); -1 = all since
+  // reset. The default matches the default window (sink block + 6 rolling blocks).
+  int context_blocks = 6;
 };
 
 struct SessionStats {
@@ -33,6 +52,8 @@ struct SessionStats {
   double decode_ms = 0.0;      // last block: decode to RGBA8
   double mean_model_ms = 0.0;  // over the blocks since reset
   double mean_decode_ms = 0.0;
+  int64_t context_blocks = 0;  // blocks a policy switch would commit again (first block included)
+  double switch_ms = 0.0;      // the last switch_policy / context re-commit
   attention::PolicyStats policy;
 };
 
@@ -74,6 +95,21 @@ class Session : public FrameSource {
   // block against the saved hashes. Throws wc::Error naming the file and field for bad or
   // truncated files or a replay that diverges; the Session is unchanged then.
   void load_state(const std::string& path);
+
+  // Live tuning, between blocks (the inference thread's commands). See Note [Policy switch].
+  // Replaces the policy by `name` with `settings` without losing the game: the kept context
+  // blocks are committed again through the new policy. Throws wc::Error for an unknown policy
+  // or bad settings; the Session is unchanged then.
+  void switch_policy(const std::string& name, const nlohmann::json& settings);
+  // Applies `settings` (some keys of the policy) to the running policy and keeps them for
+  // reset(). Keys a policy cannot take live (combined's headcast keys after the first block)
+  // are applied by a switch to the same policy with the merged settings. Throws wc::Error for
+  // bad keys or values; the Session is unchanged then.
+  void configure_policy(const nlohmann::json& settings);
+  // The policy's reclassify(); when that dropped the history, the context is committed again.
+  void reclassify_policy();
+  const std::string& policy_name() const;
+  const nlohmann::json& policy_settings() const;
 
   SessionStats stats() const;
   attention::AttentionPolicy& policy();
