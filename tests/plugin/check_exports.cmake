@@ -1,0 +1,38 @@
+# Checks that libworldcast_plugin.so exports exactly the functions worldcast.h declares:
+#   cmake -DLIBRARY=<.so> -DHEADER=<worldcast.h> -DNM=<nm> -P check_exports.cmake
+# Fails listing what is missing or extra (a leaked LibTorch or engine symbol, a forgotten WC_API).
+file(READ ${HEADER} header)
+string(REGEX MATCHALL "WC_API[^;(]*[ *](wc_[a-z0-9_]+)\\(" declarations "${header}")
+set(declared "")
+foreach(declaration IN LISTS declarations)
+  string(REGEX REPLACE ".*[ *](wc_[a-z0-9_]+)\\($" "\\1" name "${declaration}")
+  list(APPEND declared ${name})
+endforeach()
+list(SORT declared)
+list(LENGTH declared declared_count)
+if(declared_count LESS 20)
+  message(FATAL_ERROR "parsed only ${declared_count} declarations from ${HEADER}: ${declared}")
+endif()
+
+execute_process(COMMAND ${NM} -D --defined-only ${LIBRARY}
+                OUTPUT_VARIABLE nm_output RESULT_VARIABLE nm_result)
+if(NOT nm_result EQUAL 0)
+  message(FATAL_ERROR "${NM} -D --defined-only ${LIBRARY} failed")
+endif()
+string(REPLACE "\n" ";" lines "${nm_output}")
+set(exported "")
+foreach(line IN LISTS lines)
+  if(line MATCHES "^[0-9a-fA-F]* *[A-Za-z] ([^ ]+)$")
+    list(APPEND exported ${CMAKE_MATCH_1})
+  endif()
+endforeach()
+list(SORT exported)
+
+set(missing ${declared})
+list(REMOVE_ITEM missing ${exported})
+set(extra ${exported})
+list(REMOVE_ITEM extra ${declared})
+if(missing OR extra)
+  message(FATAL_ERROR "exported symbols differ from worldcast.h\n  missing: ${missing}\n  extra: ${extra}")
+endif()
+message(STATUS "libworldcast_plugin exports exactly the ${declared_count} wc_* functions of worldcast.h")
