@@ -121,7 +121,17 @@ at::Tensor CausalDiTImpl::forward(const FrameBatch& batch, const AttendFn& atten
   at::Tensor x = patch_embed(patchify(dtype_frames, c.patch_h, c.patch_w));
   const at::Tensor embedding = time_embed(batch.t) + action_embed(batch.actions);  // [B, F, D]
   const at::Tensor cond = time_proj(at::silu(embedding)).view({b, frames_count, 6, c.hidden});
-  const RopeTable& rope = rope_for(batch.frame_start, frames_count, gh, gw, x);
+  RopeTable explicit_rope;
+  if (batch.positions.defined()) {
+    TORCH_CHECK(batch.positions.sizes() == at::IntArrayRef({b, frames_count}),
+                "CausalDiT: positions must be [B, F]");
+    const RopeTable table = rope_table_at(batch.positions, gh, gw, c.head_dim, c.rope_theta);
+    explicit_rope = {table.cos.to(x.device(), x.scalar_type()),
+                     table.sin.to(x.device(), x.scalar_type())};
+  }
+  const RopeTable& rope = batch.positions.defined()
+                              ? explicit_rope
+                              : rope_for(batch.frame_start, frames_count, gh, gw, x);
   int layer = 0;
   for (const auto& module : *blocks) {
     x = module->as<DiTBlockImpl>()->forward(x, cond, rope, layer++, attend);
@@ -160,13 +170,16 @@ at::Tensor CausalDiTImpl::forward_train(const FrameBatch& batch) {
   const int frames_count = static_cast<int>(batch.frames.size(1));
   const int tokens_per_frame =
       static_cast<int>((batch.frames.size(3) / c.patch_h) * (batch.frames.size(4) / c.patch_w));
-  const at::Tensor mask = block_causal_mask(frames_count, tokens_per_frame, c.frames_per_block)
-                              .to(batch.frames.device());
+  return forward_masked(batch, block_causal_mask(frames_count, tokens_per_frame, c.frames_per_block));
+}
+
+at::Tensor CausalDiTImpl::forward_masked(const FrameBatch& batch, const at::Tensor& mask) {
+  const at::Tensor device_mask = mask.to(batch.frames.device());
   const AttendFn attend = [&](int, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
 #if TORCH_VERSION_MAJOR >= 2
-    if (q.is_cuda()) return at::scaled_dot_product_attention(q, k, v, mask);
+    if (q.is_cuda()) return at::scaled_dot_product_attention(q, k, v, device_mask);
 #endif
-    return attention::reference_attention(q, k, v, mask);
+    return attention::reference_attention(q, k, v, device_mask);
   };
   return forward(batch, attend);
 }

@@ -32,6 +32,9 @@ struct FrameBatch {
   at::Tensor t;
   at::Tensor actions;
   int64_t frame_start = 0;
+  // Optional [B, F] absolute frame index of every frame (overrides frame_start): training clips
+  // place frames at their own offsets, and a clip may hold the same frame twice (clean and noisy).
+  at::Tensor positions;
 };
 
 class RmsNormImpl : public torch::nn::Module {
@@ -134,6 +137,10 @@ class CausalDiTImpl : public torch::nn::Module {
   // attention with an explicit mask on the CPU; fused SDPA with a boolean mask on CUDA (LibTorch
   // >= 2). Equal to the block-by-block cached rollout when history frames are at t = 0.
   at::Tensor forward_train(const FrameBatch& batch);
+
+  // Masked full attention over the batch with an explicit [T, T] boolean mask (true = may
+  // attend): the training path's attention (reference on the CPU, fused SDPA on CUDA).
+  at::Tensor forward_masked(const FrameBatch& batch, const at::Tensor& mask);
 
   // Registration order = model_tensor_specs order.
   torch::nn::Linear patch_embed{nullptr};

@@ -64,23 +64,39 @@ RopeSplit rope_split(int head_dim) {
 
 RopeTable rope_table(int64_t frame_start, int frames, int grid_h, int grid_w, int head_dim,
                      double theta) {
+  const at::Tensor positions =
+      at::arange(frames, at::TensorOptions().dtype(at::kDouble)) + static_cast<double>(frame_start);
+  return rope_table_at(positions, grid_h, grid_w, head_dim, theta);
+}
+
+RopeTable rope_table_at(const at::Tensor& frame_positions, int grid_h, int grid_w, int head_dim,
+                        double theta) {
+  TORCH_CHECK(frame_positions.dim() == 1 || frame_positions.dim() == 2,
+              "rope_table_at: positions must be [F] or [B, F], got ", frame_positions.sizes());
   const RopeSplit split = rope_split(head_dim);
   const auto dbl = at::TensorOptions().dtype(at::kDouble);
   // Per axis: outer(position, θ^(−2j/axis_dim)) for j < pairs of that axis.
-  const auto angles = [&](const at::Tensor& positions, int count) {
-    const at::Tensor j = at::arange(count, dbl);
-    return at::outer(positions, at::pow(theta, -2.0 * j / (2.0 * count)));
+  const auto frequencies = [&](int count) {
+    return at::pow(theta, -2.0 * at::arange(count, dbl) / (2.0 * count));
   };
-  const at::Tensor time =
-      angles(at::arange(frames, dbl) + static_cast<double>(frame_start), split.time);
-  const at::Tensor row = angles(at::arange(grid_h, dbl), split.row);
-  const at::Tensor column = angles(at::arange(grid_w, dbl), split.column);
+  const at::Tensor positions = frame_positions.to(at::kCPU, at::kDouble);
+  const bool batched = positions.dim() == 2;
+  const int64_t b = batched ? positions.size(0) : 1;
+  const int64_t frames = positions.size(-1);
+  // [B, F, pairs]
+  const at::Tensor time = positions.reshape({b, frames, 1}) * frequencies(split.time).view({1, 1, -1});
+  const at::Tensor row = at::outer(at::arange(grid_h, dbl), frequencies(split.row));
+  const at::Tensor column = at::outer(at::arange(grid_w, dbl), frequencies(split.column));
   const at::Tensor grid = at::cat(
-      {time.view({frames, 1, 1, split.time}).expand({frames, grid_h, grid_w, split.time}),
-       row.view({1, grid_h, 1, split.row}).expand({frames, grid_h, grid_w, split.row}),
-       column.view({1, 1, grid_w, split.column}).expand({frames, grid_h, grid_w, split.column})},
+      {time.view({b, frames, 1, 1, split.time}).expand({b, frames, grid_h, grid_w, split.time}),
+       row.view({1, 1, grid_h, 1, split.row}).expand({b, frames, grid_h, grid_w, split.row}),
+       column.view({1, 1, 1, grid_w, split.column})
+           .expand({b, frames, grid_h, grid_w, split.column})},
       -1);
-  const at::Tensor flat = grid.reshape({int64_t{frames} * grid_h * grid_w, head_dim / 2});
+  const int64_t tokens = frames * grid_h * grid_w;
+  // Batched tables broadcast over heads: [B, 1, T, pairs] against q/k [B, H, T, pairs].
+  const at::Tensor flat = batched ? grid.reshape({b, 1, tokens, head_dim / 2})
+                                  : grid.reshape({tokens, head_dim / 2});
   return {at::cos(flat).to(at::kFloat), at::sin(flat).to(at::kFloat)};
 }
 

@@ -42,6 +42,11 @@ RopeSplit rope_split(int head_dim);
 // large frame indices stay exact; the table is float32 on the CPU (move it where needed).
 RopeTable rope_table(int64_t frame_start, int frames, int grid_h, int grid_w, int head_dim,
                      double theta);
+// The same for explicit absolute frame positions: [F] gives [T, head_dim / 2] tables; [B, F]
+// (one position list per batch element, as training clips with their own offsets need) gives
+// [B, 1, T, head_dim / 2] tables that broadcast over heads.
+RopeTable rope_table_at(const at::Tensor& frame_positions, int grid_h, int grid_w, int head_dim,
+                        double theta);
 // Rotates adjacent pairs (x[2i], x[2i+1]) of the last dimension of x ([B, H, T, D]).
 at::Tensor apply_rope(const at::Tensor& x, const RopeTable& table);
 

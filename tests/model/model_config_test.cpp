@@ -35,10 +35,11 @@ TEST(ModelConfig, BundledGameSmallParses) {
   EXPECT_EQ(c.channels, 3);
   EXPECT_EQ(c.grid_h(c.frame), 16);
   EXPECT_EQ(c.grid_w(c.frame), 16);
-  EXPECT_EQ(c.hidden, 256);
+  EXPECT_EQ(c.hidden, 192);
   EXPECT_EQ(c.layers, 8);
   EXPECT_EQ(c.heads * c.head_dim, c.hidden);
-  EXPECT_EQ(c.num_actions, 5);
+  // The game's five actions plus the dropped-action token of training.
+  EXPECT_EQ(c.num_actions, 6);
   EXPECT_EQ(c.frames_per_block, 1);
 }
 

@@ -1,0 +1,106 @@
+// Checked reading of a JSON object's fields: every accessor names the file and the field path in
+// its error, and leftover keys (usually typos) can be rejected. Configs of every kind use it.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/core/error.h"
+
+namespace wc {
+
+// Reads the fields of one JSON object, remembering which were consumed so leftovers (unknown
+// keys, usually typos) can be rejected.
+class ObjectReader {
+ public:
+  ObjectReader(const nlohmann::json& json, std::string file, std::string path)
+      : json_(json), file_(std::move(file)), path_(std::move(path)) {
+    if (!json_.is_object()) fail(path_.empty() ? "(top level)" : path_, "expected an object");
+  }
+
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw Error(file_, "field '" + field + "': " + what);
+  }
+  std::string field_path(const std::string& key) const {
+    return path_.empty() ? key : path_ + "." + key;
+  }
+
+  const nlohmann::json& get(const std::string& key) {
+    seen_.insert(key);
+    const auto it = json_.find(key);
+    if (it == json_.end()) fail(field_path(key), "missing");
+    return *it;
+  }
+  bool has(const std::string& key) const { return json_.contains(key); }
+
+  int integer(const std::string& key, int lo, int hi) {
+    const nlohmann::json& value = get(key);
+    if (!value.is_number_integer()) fail(field_path(key), "expected an integer");
+    const int64_t v = value.get<int64_t>();
+    if (v < lo || v > hi) {
+      fail(field_path(key), "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                                "], got " + std::to_string(v));
+    }
+    return static_cast<int>(v);
+  }
+  double number(const std::string& key, double lo, double hi) {
+    const nlohmann::json& value = get(key);
+    if (!value.is_number()) fail(field_path(key), "expected a number");
+    const double v = value.get<double>();
+    if (!(v >= lo && v <= hi)) {
+      std::ostringstream message;
+      message << "must be in [" << lo << ", " << hi << "], got " << v;
+      fail(field_path(key), message.str());
+    }
+    return v;
+  }
+  bool boolean(const std::string& key) {
+    const nlohmann::json& value = get(key);
+    if (!value.is_boolean()) fail(field_path(key), "expected true or false");
+    return value.get<bool>();
+  }
+  std::string string(const std::string& key) {
+    const nlohmann::json& value = get(key);
+    if (!value.is_string()) fail(field_path(key), "expected a string");
+    return value.get<std::string>();
+  }
+  // [a, b, ...] of `count` integers in [lo, hi].
+  std::vector<int> integers(const std::string& key, size_t count, int lo, int hi) {
+    const nlohmann::json& value = get(key);
+    if (!value.is_array() || value.size() != count) {
+      fail(field_path(key), "expected an array of " + std::to_string(count) + " integers");
+    }
+    std::vector<int> out;
+    for (size_t i = 0; i < count; ++i) {
+      const std::string item = field_path(key) + "[" + std::to_string(i) + "]";
+      if (!value[i].is_number_integer()) fail(item, "expected an integer");
+      const int64_t v = value[i].get<int64_t>();
+      if (v < lo || v > hi)
+        fail(item, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+                       std::to_string(v));
+      out.push_back(static_cast<int>(v));
+    }
+    return out;
+  }
+
+  // Throws for the first key that no accessor asked for.
+  void reject_unknown() const {
+    for (const auto& [key, unused] : json_.items()) {
+      if (!seen_.count(key)) fail(field_path(key), "unknown key");
+    }
+  }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  const nlohmann::json& json_;
+  std::string file_;
+  std::string path_;
+  std::set<std::string> seen_;
+};
+
+}  // namespace wc

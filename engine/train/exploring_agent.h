@@ -1,0 +1,46 @@
+// The exploring agent that plays the reference game to make training data: persistent random
+// walks, wall following when blocked, idling, and return trips over its own path so that the
+// model sees places again (memory matters). Deterministic for a seed.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "engine/game/action.h"
+#include "engine/game/game.h"
+
+namespace wc::train {
+
+struct AgentStyle {
+  double mean_hold_frames = 10.0;  // a chosen direction is kept this long on average
+  double idle_share = 0.15;        // decisions that stand still (action none) ...
+  double mean_idle_frames = 6.0;   // ... for this long on average
+  double return_share = 0.15;      // decisions that walk back over the last moves
+  int max_return_frames = 24;      // the longest return trip
+};
+
+class ExploringAgent {
+ public:
+  explicit ExploringAgent(uint64_t seed, AgentStyle style = {});
+
+  // The action for the next frame of `game`; it reads whether the last move was blocked.
+  game::Action next(const game::Game& game);
+
+ private:
+  void decide();
+  int draw_duration(double mean);
+
+  AgentStyle style_;
+  std::mt19937_64 rng_;
+  game::Action current_ = game::Action::kNone;
+  int remaining_ = 0;
+  std::vector<game::Action> moves_;   // every move made, newest last (bounded)
+  std::vector<game::Action> return_;  // a return trip still to walk, next last
+  game::Action last_ = game::Action::kNone;
+};
+
+// The action that undoes `action` (none stays none).
+game::Action opposite(game::Action action);
+
+}  // namespace wc::train

@@ -1,0 +1,137 @@
+// See train_state.h.
+#include <ATen/core/grad_mode.h>
+
+#include "engine/train/train_state.h"
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "engine/core/error.h"
+#include "engine/core/safetensors_torch.h"
+#include "engine/model/model_config.h"
+#include "engine/model/weights.h"
+
+namespace wc::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kStatePrefix = "state";
+
+std::vector<std::string> parameter_names(const model::CausalDiTImpl& model) {
+  std::vector<std::string> names;
+  for (const auto& item : model.named_parameters(/*recurse=*/true)) names.push_back(item.key());
+  return names;
+}
+
+}  // namespace
+
+void replace_directory(const std::string& directory,
+                       const std::function<void(const std::string& temporary)>& write) {
+  const fs::path target(directory);
+  const fs::path temporary = target.string() + ".tmp";
+  const fs::path old = target.string() + ".old";
+  fs::remove_all(temporary);
+  fs::create_directories(temporary);
+  write(temporary.string());
+  fs::remove_all(old);
+  if (fs::exists(target)) fs::rename(target, old);
+  fs::rename(temporary, target);
+  fs::remove_all(old);
+}
+
+void save_train_state(const std::string& directory, model::CausalDiTImpl& model,
+                      const std::vector<at::Tensor>& ema, AdamW& optimizer,
+                      const TrainProgress& progress, const std::string& dtype) {
+  const at::ScalarType type = dtype == "bf16" ? at::kBFloat16 : at::kFloat;
+  const std::vector<std::string> names = parameter_names(model);
+  const std::vector<at::Tensor>& params = optimizer.params();
+  TensorMap tensors;
+  for (size_t i = 0; i < names.size(); ++i) {
+    tensors["param." + names[i]] = params[i].detach().to(at::kCPU, type);
+    tensors["ema." + names[i]] = ema[i].to(at::kCPU, type);
+    tensors["exp_avg." + names[i]] = optimizer.exp_avg()[i].to(at::kCPU, type);
+    tensors["exp_avg_sq." + names[i]] = optimizer.exp_avg_sq()[i].to(at::kCPU, type);
+  }
+  const Metadata metadata{{"format", "worldcast-train-state"},
+                          {"step", std::to_string(progress.step)},
+                          {"seconds", std::to_string(progress.seconds)},
+                          {"config", model::model_config_to_json(model.config()).dump()}};
+  ShardOptions shards;
+  shards.prefix = kStatePrefix;
+  replace_directory(directory, [&](const std::string& temporary) {
+    write_sharded_checkpoint(temporary, tensors, metadata, shards);
+  });
+}
+
+bool load_train_state(const std::string& directory, model::CausalDiTImpl& model,
+                      std::vector<at::Tensor>& ema, AdamW& optimizer, TrainProgress* progress) {
+  if (!fs::exists(fs::path(directory) / (std::string(kStatePrefix) + ".safetensors.index.json"))) {
+    return false;
+  }
+  const Checkpoint checkpoint = Checkpoint::open(directory);
+  check_finite(checkpoint);
+  const auto meta = [&](const std::string& key) {
+    const auto it = checkpoint.metadata().find(key);
+    if (it == checkpoint.metadata().end()) throw Error(checkpoint.path(), "metadata '" + key + "' missing");
+    return it->second;
+  };
+  if (meta("format") != "worldcast-train-state") {
+    throw Error(checkpoint.path(), "metadata 'format': not a worldcast training state");
+  }
+  TrainProgress loaded;
+  try {
+    loaded.step = std::stoll(meta("step"));
+    loaded.seconds = std::stod(meta("seconds"));
+  } catch (const std::exception&) {
+    throw Error(checkpoint.path(), "metadata 'step'/'seconds': not a number");
+  }
+  // Read and check everything before touching the model, so a bad file changes nothing.
+  const std::vector<std::string> names = parameter_names(model);
+  const std::vector<at::Tensor>& params = optimizer.params();
+  std::vector<at::Tensor> values[4];
+  const char* kinds[4] = {"param.", "ema.", "exp_avg.", "exp_avg_sq."};
+  for (int k = 0; k < 4; ++k) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      const std::string name = kinds[k] + names[i];
+      const at::Tensor value = to_tensor(checkpoint.at(name));
+      if (value.sizes() != params[i].sizes()) {
+        throw Error(checkpoint.path(), "tensor '" + name + "': shape does not match the model");
+      }
+      values[k].push_back(value);
+    }
+  }
+  if (checkpoint.tensors().size() != 4 * names.size()) {
+    throw Error(checkpoint.path(), "holds tensors the model does not have");
+  }
+  at::NoGradGuard no_grad;
+  for (size_t i = 0; i < names.size(); ++i) {
+    params[i].copy_(values[0][i]);
+    ema[i].copy_(values[1][i]);
+    optimizer.exp_avg()[i].copy_(values[2][i]);
+    optimizer.exp_avg_sq()[i].copy_(values[3][i]);
+  }
+  optimizer.set_steps(loaded.step);
+  if (progress) *progress = loaded;
+  return true;
+}
+
+void export_model(const std::string& directory, const model::CausalDiTImpl& model,
+                  const std::vector<at::Tensor>& weights) {
+  const std::vector<std::string> names = parameter_names(model);
+  TensorMap tensors;
+  for (size_t i = 0; i < names.size(); ++i) {
+    tensors[names[i]] = weights[i].detach().to(at::kCPU, at::kBFloat16);
+  }
+  const Metadata metadata{{"format", "worldcast-dit"},
+                          {"config", model::model_config_to_json(model.config()).dump()}};
+  replace_directory(directory, [&](const std::string& temporary) {
+    write_sharded_checkpoint(temporary, tensors, metadata);
+    std::ofstream config(fs::path(temporary) / "config.json");
+    config << model::model_config_to_json(model.config()).dump(2) << "\n";
+    if (!config) throw Error(temporary, "cannot write config.json");
+  });
+}
+
+}  // namespace wc::train

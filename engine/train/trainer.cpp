@@ -1,0 +1,224 @@
+// See trainer.h.
+#include <ATen/core/grad_mode.h>
+
+#include "engine/train/trainer.h"
+
+#include <ATen/autocast_mode.h>
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/version.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "engine/core/error.h"
+#include "engine/core/log.h"
+#include "engine/core/timing.h"
+#include "engine/model/dit.h"
+#include "engine/model/model_config.h"
+#include "engine/model/weights.h"
+#include "engine/train/adamw.h"
+#include "engine/train/clip_stream.h"
+#include "engine/train/teacher_forcing.h"
+#include "engine/train/train_state.h"
+
+namespace wc::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+// bf16 autocast on CUDA (LibTorch 2.x); float32 elsewhere. The cast cache must be dropped after
+// every step, or the next forward would reuse bf16 copies of the old weights.
+class MixedPrecision {
+ public:
+  explicit MixedPrecision(const at::Device& device) {
+#if TORCH_VERSION_MAJOR >= 2
+    enabled_ = device.is_cuda();
+    if (enabled_) {
+      at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+      at::autocast::set_autocast_enabled(at::kCUDA, true);
+    }
+#else
+    (void)device;
+#endif
+  }
+  ~MixedPrecision() {
+#if TORCH_VERSION_MAJOR >= 2
+    if (enabled_) {
+      at::autocast::set_autocast_enabled(at::kCUDA, false);
+      at::autocast::clear_cache();
+    }
+#endif
+  }
+  void end_step() const {
+#if TORCH_VERSION_MAJOR >= 2
+    if (enabled_) at::autocast::clear_cache();
+#endif
+  }
+  bool enabled() const { return enabled_; }
+
+ private:
+  bool enabled_ = false;
+};
+
+uint64_t step_seed(uint64_t seed, int64_t step) {
+  return seed * 0x100000001B3ull + static_cast<uint64_t>(step) * 0x9E3779B97F4A7C15ull + 17;
+}
+
+void print_bar(const StepReport& r, int64_t target_steps, double minutes_left) {
+  char line[256];
+  const int width = 24;
+  int filled = 0;
+  if (target_steps > 0) filled = static_cast<int>(width * std::min(1.0, double(r.step) / target_steps));
+  std::string bar(static_cast<size_t>(filled), '#');
+  bar.resize(width, '.');
+  std::snprintf(line, sizeof(line), "\r[%s] step %lld  loss %.4f  lr %.2e  %.0f clips/s  %.1f min%s",
+                bar.c_str(), static_cast<long long>(r.step), r.loss, r.learning_rate,
+                r.clips_per_second, r.seconds / 60.0,
+                minutes_left >= 0 ? (" (" + std::to_string(int(minutes_left * 60)) + " s left)").c_str()
+                                  : "");
+  std::fputs(line, stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+void init_training_weights(model::CausalDiTImpl& model, uint64_t seed) {
+  model::CausalDiT holder(std::shared_ptr<model::CausalDiTImpl>(&model, [](auto*) {}));
+  model::init_random_weights(holder, seed);
+  at::NoGradGuard no_grad;
+  for (auto& item : model.named_parameters(/*recurse=*/true)) {
+    const std::string& name = item.key();
+    at::Tensor p = item.value();
+    const bool gate_path = name.rfind("time_proj.", 0) == 0 || name.find(".modulation") != std::string::npos ||
+                           name.rfind("head.proj.", 0) == 0 || name == "head.modulation";
+    if (gate_path) p.zero_();
+    if (name.find("norm_") != std::string::npos) p.fill_(1.0);
+  }
+}
+
+TrainReport train(const TrainConfig& config, const TrainOptions& options,
+                  const std::function<void(const StepReport&)>& on_log) {
+  if (options.out_dir.empty()) throw Error("train", "an output folder is required");
+  const model::ModelConfig model_config = model::load_model_config(config.model_config);
+  if (config.clips.width != model_config.frame.width || config.clips.height != model_config.frame.height) {
+    throw Error(config.file, "field 'clips': frame size differs from the model config's frame");
+  }
+  if (config.clips.frames % model_config.frames_per_block != 0 ||
+      config.clips.frames < 2 * model_config.frames_per_block) {
+    throw Error(config.file, "field 'clips.frames': must be a multiple of frames_per_block, at least two blocks");
+  }
+  if (config.noise.dropped_action >= model_config.num_actions) {
+    throw Error(config.file, "field 'noise.dropped_action': must be below the model's num_actions (" +
+                                 std::to_string(model_config.num_actions) + ")");
+  }
+  const fs::path out(options.out_dir);
+  const std::string state_dir = (out / "state").string();
+  const std::string model_dir = (out / "model").string();
+  fs::create_directories(out);
+
+  model::CausalDiT model(model_config);
+  init_training_weights(*model, config.seed);
+  model->to(options.device);
+  model->train();
+  std::vector<at::Tensor> params = model->parameters();
+  AdamW optimizer(params, config.optimizer);
+  std::vector<at::Tensor> ema;
+  for (const at::Tensor& p : params) ema.push_back(p.detach().clone());
+
+  TrainProgress progress;
+  if (load_train_state(state_dir, *model, ema, optimizer, &progress)) {
+    if (!options.resume) throw Error(state_dir, "a training state exists and resuming is off");
+    log_info("train: resuming from step " + std::to_string(progress.step) + " (" + state_dir + ")");
+  }
+  TrainReport report;
+  report.first_step = progress.step;
+  report.model_dir = model_dir;
+
+  const int64_t target = options.max_steps > 0 ? options.max_steps : config.steps;
+  const int grid_h = model_config.grid_h(model_config.frame), grid_w = model_config.grid_w(model_config.frame);
+  const int tokens_per_frame = grid_h * grid_w;
+  ClipStream stream(config.clips, config.batch, config.seed, progress.step, config.data_workers);
+  MixedPrecision precision(options.device);
+  std::ofstream log_file(out / "log.jsonl", std::ios::app);
+
+  Stopwatch call_time;
+  Stopwatch since_checkpoint;
+  Stopwatch window_time;
+  const double seconds_before = progress.seconds;
+  double loss_sum = 0.0;
+  int loss_count = 0;
+  int64_t window_clips = 0;
+  at::Tensor loss_accumulator = at::zeros({}, at::TensorOptions().device(options.device));
+  const auto save = [&] {
+    progress.seconds = seconds_before + call_time.elapsed_ms() / 1000.0;
+    save_train_state(state_dir, *model, ema, optimizer, progress, config.state_dtype);
+    export_model(model_dir, *model, ema);
+    since_checkpoint.restart();
+  };
+
+  while ((target <= 0 || progress.step < target) &&
+         (options.minutes <= 0.0 || call_time.elapsed_ms() < options.minutes * 60000.0)) {
+    const ClipBatch clips = stream.next();
+    const int64_t step = progress.step + 1;
+    TeacherForcingBatch batch = make_teacher_forcing_batch(
+        clips, config.noise, tokens_per_frame, model_config.frames_per_block,
+        step_seed(config.seed, step), options.device);
+    const at::Tensor prediction = model->forward_masked(batch.input, batch.mask);
+    const at::Tensor noisy = prediction.slice(1, batch.noisy_first).to(at::kFloat);
+    const at::Tensor loss = (noisy - batch.target).pow(2).mean();
+    for (at::Tensor& p : params) p.mutable_grad() = at::Tensor();
+    loss.backward();
+    precision.end_step();
+    if (config.grad_clip > 0.0) torch::nn::utils::clip_grad_norm_(params, config.grad_clip);
+    const double lr = learning_rate_at(config, step);
+    optimizer.step(lr);
+    {
+      at::NoGradGuard no_grad;
+      at::_foreach_mul_(ema, config.ema_decay);
+      at::_foreach_add_(ema, params, 1.0 - config.ema_decay);
+    }
+    progress.step = step;
+    loss_accumulator += loss.detach();
+    ++loss_count;
+    window_clips += config.batch;
+
+    if (step % config.log_every == 0 || step == target) {
+      loss_sum = loss_accumulator.item<double>();
+      loss_accumulator.zero_();
+      StepReport r;
+      r.step = step;
+      r.loss = loss_sum / std::max(1, loss_count);
+      r.learning_rate = lr;
+      r.clips_per_second = window_clips / std::max(1e-9, window_time.elapsed_ms() / 1000.0);
+      r.seconds = seconds_before + call_time.elapsed_ms() / 1000.0;
+      if (!std::isfinite(r.loss)) throw Error(state_dir, "training diverged: loss is not finite at step " + std::to_string(step));
+      report.last_loss = r.loss;
+      report.clips_per_second = r.clips_per_second;
+      log_file << nlohmann::json{{"step", r.step}, {"loss", r.loss}, {"lr", r.learning_rate},
+                                 {"clips_per_second", r.clips_per_second}, {"seconds", r.seconds}}
+                      .dump()
+               << "\n" << std::flush;
+      if (options.progress_bar) {
+        const double left = options.minutes > 0 ? options.minutes - call_time.elapsed_ms() / 60000.0 : -1.0;
+        print_bar(r, target, left);
+      }
+      if (on_log) on_log(r);
+      loss_count = 0;
+      window_clips = 0;
+      window_time.restart();
+    }
+    if (since_checkpoint.elapsed_ms() >= config.checkpoint_minutes * 60000.0) save();
+  }
+  if (options.progress_bar) std::fputs("\n", stderr);
+  save();
+  report.steps = progress.step;
+  report.seconds = progress.seconds;
+  log_info("train: step " + std::to_string(progress.step) + ", " +
+           std::to_string(progress.seconds / 60.0) + " min in all; model in " + model_dir);
+  return report;
+}
+
+}  // namespace wc::train

@@ -1,0 +1,75 @@
+// Training configs: the bundled one parses; every bad field is named; the learning-rate schedule.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "engine/core/error.h"
+#include "engine/train/train_config.h"
+
+namespace wc::train {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kBundled = std::string(WORLDCAST_SOURCE_DIR) + "/assets/train/game-small.json";
+
+nlohmann::json bundled_json() {
+  std::ifstream in(kBundled);
+  return nlohmann::json::parse(in);
+}
+
+std::string error_of(const nlohmann::json& json) {
+  try {
+    parse_train_config(json, "run.json");
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+
+TEST(TrainConfig, BundledConfigParses) {
+  const TrainConfig c = load_train_config(kBundled);
+  EXPECT_EQ(c.clips.width, 128);
+  EXPECT_EQ(c.noise.dropped_action, 5);
+  EXPECT_NE(c.model_config.find("assets/configs/game-small.json"), std::string::npos);
+}
+
+TEST(TrainConfig, BadFieldsAreNamed) {
+  nlohmann::json j = bundled_json();
+  j["batch"] = 0;
+  EXPECT_THAT(error_of(j), HasSubstr("run.json: field 'batch': must be in [1"));
+  j = bundled_json();
+  j["clips"]["contiguous_share"] = 2.0;
+  EXPECT_THAT(error_of(j), HasSubstr("field 'clips.contiguous_share'"));
+  j = bundled_json();
+  j["noise"]["schedule_levels"] = {0.5, 1.5};
+  EXPECT_THAT(error_of(j), HasSubstr("field 'noise.schedule_levels'"));
+  j = bundled_json();
+  j["optimizer"]["lerning_rate"] = 0.1;
+  EXPECT_THAT(error_of(j), HasSubstr("field 'optimizer.lerning_rate': unknown key"));
+  j = bundled_json();
+  j["state_dtype"] = "f16";
+  EXPECT_THAT(error_of(j), HasSubstr("field 'state_dtype'"));
+  j = bundled_json();
+  j.erase("seed");
+  EXPECT_THAT(error_of(j), HasSubstr("field 'seed': missing"));
+  EXPECT_THROW(load_train_config("/nonexistent/run.json"), Error);
+}
+
+TEST(TrainConfig, LearningRateWarmsUpThenDecays) {
+  TrainConfig c;
+  c.learning_rate = 1.0;
+  c.warmup_steps = 10;
+  c.steps = 0;
+  EXPECT_DOUBLE_EQ(learning_rate_at(c, 5), 0.5);
+  EXPECT_DOUBLE_EQ(learning_rate_at(c, 1000), 1.0);
+  c.steps = 110;
+  EXPECT_DOUBLE_EQ(learning_rate_at(c, 10), 1.0);
+  EXPECT_NEAR(learning_rate_at(c, 60), 0.55, 1e-12);
+  EXPECT_NEAR(learning_rate_at(c, 110), 0.1, 1e-12);
+  EXPECT_NEAR(learning_rate_at(c, 500), 0.1, 1e-12);
+}
+
+}  // namespace
+}  // namespace wc::train

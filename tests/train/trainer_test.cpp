@@ -1,0 +1,125 @@
+// The training loop on a tiny model: it learns, a resumed run equals an uninterrupted one, the
+// exported model loads, and a damaged state is refused by name.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "engine/core/error.h"
+#include "engine/core/safetensors_torch.h"
+#include "engine/model/dit.h"
+#include "engine/model/model_config.h"
+#include "engine/model/weights.h"
+#include "engine/train/train_config.h"
+#include "engine/train/trainer.h"
+
+namespace wc::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TrainerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("wc_trainer_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    nlohmann::json model = {
+        {"name", "tiny-game"}, {"channels", 3}, {"frame", {{"height", 16}, {"width", 16}}},
+        {"resolutions", nlohmann::json::object()}, {"video_frames_per_frame", 1},
+        {"autoencoder", nullptr}, {"patch", {1, 4, 4}}, {"frames_per_block", 1},
+        {"hidden", 32}, {"layers", 2}, {"heads", 2}, {"head_dim", 16}, {"mlp", 64},
+        {"num_actions", 6}, {"freq_dim", 32}, {"norm_eps", 1e-6}, {"rope_theta", 10000.0},
+        {"sampler", {{"steps", 2}, {"shift", 1.0}, {"context_noise", 0.0}}}};
+    std::ofstream(dir_ / "model.json") << model.dump(2);
+    config_.file = (dir_ / "run.json").string();
+    config_.model_config = (dir_ / "model.json").string();
+    config_.batch = 8;
+    config_.clips.frames = 4;
+    config_.clips.width = 16;
+    config_.clips.height = 16;
+    config_.clips.max_walk = 20;
+    config_.learning_rate = 3e-3;
+    config_.warmup_steps = 5;
+    config_.data_workers = 2;
+    config_.log_every = 5;
+    config_.state_dtype = "f32";
+    config_.checkpoint_minutes = 1000;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  TrainReport run(const std::string& name, int64_t max_steps, std::vector<double>* losses = nullptr) {
+    TrainOptions options;
+    options.out_dir = (dir_ / name).string();
+    options.max_steps = max_steps;
+    options.progress_bar = false;
+    return train(config_, options, [&](const StepReport& r) {
+      if (losses) losses->push_back(r.loss);
+    });
+  }
+
+  fs::path dir_;
+  TrainConfig config_;
+};
+
+TEST_F(TrainerTest, LossFallsAsItLearnsTheGame) {
+  std::vector<double> losses;
+  const TrainReport r = run("learn", 80, &losses);
+  EXPECT_EQ(r.steps, 80);
+  ASSERT_GE(losses.size(), 10u);
+  EXPECT_LT(losses.back(), 0.8 * losses.front()) << "first " << losses.front() << " last " << losses.back();
+}
+
+TEST_F(TrainerTest, ResumedRunEqualsUninterruptedRun) {
+  run("straight", 6);
+  run("resumed", 3);
+  const TrainReport second = run("resumed", 6);
+  EXPECT_EQ(second.first_step, 3);
+  const TensorMap a = load_tensors(Checkpoint::open((dir_ / "straight" / "state").string()));
+  const TensorMap b = load_tensors(Checkpoint::open((dir_ / "resumed" / "state").string()));
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [name, tensor] : a) {
+    EXPECT_TRUE(tensor.equal(b.at(name))) << name;
+  }
+}
+
+TEST_F(TrainerTest, ExportedModelLoadsForPlay) {
+  run("export", 2);
+  const fs::path model_dir = dir_ / "export" / "model";
+  ASSERT_TRUE(fs::exists(model_dir / "config.json"));
+  const model::ModelConfig config = model::load_model_config((model_dir / "config.json").string());
+  model::CausalDiT model(config);
+  model::load_weights(model, model_dir.string());
+  EXPECT_FALSE(fs::exists(dir_ / "export" / "model.tmp"));
+  EXPECT_FALSE(fs::exists(dir_ / "export" / "state.tmp"));
+}
+
+TEST_F(TrainerTest, DamagedStateIsRefusedByName) {
+  run("damaged", 2);
+  fs::path shard;
+  for (const auto& entry : fs::directory_iterator(dir_ / "damaged" / "state")) {
+    if (entry.path().extension() == ".safetensors") shard = entry.path();
+  }
+  ASSERT_FALSE(shard.empty());
+  fs::resize_file(shard, fs::file_size(shard) / 2);
+  try {
+    run("damaged", 4);
+    FAIL() << "a truncated state must not resume";
+  } catch (const Error& error) {
+    EXPECT_THAT(error.what(), ::testing::HasSubstr(shard.filename().string()));
+  }
+}
+
+TEST_F(TrainerTest, InconsistentConfigIsRefused) {
+  config_.clips.width = 32;
+  EXPECT_THROW(run("bad", 1), Error);
+  config_.clips.width = 16;
+  config_.noise.dropped_action = 6;
+  EXPECT_THROW(run("bad", 1), Error);
+}
+
+}  // namespace
+}  // namespace wc::train
