@@ -51,7 +51,7 @@ at::Tensor BlockSampler::denoise(const at::Tensor& noise, const at::Tensor& acti
     const double next = i + 1 < schedule_.size() ? schedule_[i + 1] : 0.0;
     const at::Tensor levels = at::full({1, frames}, t, at::TensorOptions().device(x.device()));
     const at::Tensor velocity =
-        model_.forward_block({x, levels, actions, frame_start}, policy_,
+        model_.forward_block({x, levels, actions, frame_start, at::Tensor()}, policy_,
                              step_info(block_index, static_cast<int>(i), t, /*clean=*/false));
     x = x + (next - t) * velocity;
   }
@@ -64,7 +64,7 @@ void BlockSampler::commit(const at::Tensor& x0, const at::Tensor& actions, int64
   const double c = sampler_.context_noise;
   const at::Tensor input = c > 0.0 ? (1.0 - c) * x0 + c * context_eps : x0;
   const at::Tensor levels = at::full({1, x0.size(1)}, c, at::TensorOptions().device(x0.device()));
-  model_.forward_block({input, levels, actions, frame_start}, policy_,
+  model_.forward_block({input, levels, actions, frame_start, at::Tensor()}, policy_,
                        step_info(block_index, static_cast<int>(schedule_.size()), c,
                                  /*clean=*/true));
 }

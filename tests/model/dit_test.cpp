@@ -156,7 +156,7 @@ void expect_cached_equals_training(const std::string& policy_name, const nlohman
     const int64_t start = int64_t{b} * frames_per_block;
     const double t = b + 1 == blocks ? t_last : 0.0;
     FrameBatch batch{clip.narrow(1, start, frames_per_block), at::full({1, frames_per_block}, t),
-                     actions.narrow(1, start, frames_per_block), start};
+                     actions.narrow(1, start, frames_per_block), start, at::Tensor()};
     attention::StepInfo step;
     step.block_index = b;
     step.noise_level = t;
