@@ -5,12 +5,15 @@
 #include <worldcast/worldcast.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/plugin/c_header_test.h"
@@ -484,6 +487,61 @@ TEST(PluginActionScript, LoadsTheViewersFormat) {
   EXPECT_EQ(wc_action_script_load(nullptr, nullptr, 0, &count), WC_RESULT_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(wc_action_script_load(WC_TEST_DATA "/walk.actions", nullptr, 0, nullptr),
             WC_RESULT_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(PluginThreads, ReadersRunWhileAnotherThreadSteps) {
+  // The documented split: a worker steps while a "render thread" pushes actions and polls
+  // frames and stats; then a destroy races with calls in flight. No call may fail except with
+  // the qualified successes or, after the destroy, INVALID_HANDLE.
+  Runtime runtime;
+  wc_session session = WC_NULL_HANDLE;
+  const wc_session_desc desc = game_desc(3);
+  ASSERT_EQ(wc_session_create(runtime.get(), &desc, &session), WC_RESULT_OK);
+  std::atomic<bool> stepping{true};
+  std::atomic<int> failures{0};
+  std::thread worker([&] {
+    for (int i = 0; i < 300; ++i) {
+      if (wc_session_step(session, WC_STEP_NEWEST_ACTION) != WC_RESULT_OK) ++failures;
+    }
+    stepping = false;
+  });
+  std::vector<uint8_t> pixels(128 * 128 * 4);
+  const wc_frame_request request = cpu_request(pixels);
+  uint64_t last_index = 0;
+  int polls = 0;
+  while (stepping) {
+    wc_frame frame = empty_frame();
+    const wc_result got = wc_session_get_frame(session, &request, &frame);
+    if (got != WC_RESULT_OK && got != WC_RESULT_FRAME_DROPPED) ++failures;
+    if (frame.frame_index < last_index) ++failures;  // frames never go back in time
+    last_index = frame.frame_index;
+    wc_stats stats{};
+    stats.struct_size = sizeof(stats);
+    if (wc_session_get_stats(session, &stats) != WC_RESULT_OK) ++failures;
+    if (wc_session_push_action(session, polls % 5) != WC_RESULT_OK) ++failures;
+    ++polls;
+  }
+  worker.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_GT(polls, 0);
+  wc_stats stats{};
+  stats.struct_size = sizeof(stats);
+  ASSERT_EQ(wc_session_get_stats(session, &stats), WC_RESULT_OK);
+  EXPECT_EQ(stats.frame_index, 300u);
+
+  // The racer steps until the destroy on this thread makes its handle stale.
+  std::thread racer([&] {
+    for (;;) {
+      const wc_result r = wc_session_step(session, 0);
+      if (r == WC_RESULT_ERROR_INVALID_HANDLE) break;
+      if (r != WC_RESULT_OK) ++failures;
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(wc_session_destroy(session), WC_RESULT_OK);
+  racer.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(wc_session_step(session, 0), WC_RESULT_ERROR_INVALID_HANDLE);
 }
 
 }  // namespace

@@ -149,7 +149,7 @@ TEST(PluginModel, SavedStatesReplayAndBadOnesAreRejected) {
 TEST(PluginModel, StatsReportTimesCachesAndHeadCasts) {
   Runtime runtime;
   // A small window so HeadCast classifies within a few blocks.
-  Session session(runtime.get(), model_desc("headcast", "{\"window\": 1}"));
+  Session session(runtime.get(), model_desc("headcast", "{\"window\": 2}"));
   for (int i = 0; i < 3; ++i) step(session.get(), WC_ACTION_RIGHT);
 
   wc_stats stats{};
