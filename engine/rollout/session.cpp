@@ -22,16 +22,34 @@
 
 namespace wc::rollout {
 
-uint64_t hash_block(const at::Tensor& block) {  // declared in session_state.h
-  const at::Tensor bytes = block.to(at::kFloat).contiguous();
-  const auto* data = static_cast<const uint8_t*>(bytes.data_ptr());
-  const size_t size = static_cast<size_t>(bytes.numel()) * sizeof(float);
-  uint64_t hash = 1469598103934665603ull;  // FNV-1a
-  for (size_t i = 0; i < size; ++i) {
-    hash ^= data[i];
-    hash *= 1099511628211ull;
+// Note [Block hash]
+// Computed where the block is, with no copy to the host and no sync (the CUDA frame path never
+// reads a block back), from integer ops only, so CPU and CUDA give the same value for the same
+// bits: the float32 bit patterns weighted by position and summed modulo two primes below 2^31
+// (every product and partial sum fits in int64). Changing any one value changes it.
+at::Tensor block_hash(const at::Tensor& block) {  // declared in session_state.h
+  struct Lane {
+    int64_t prime, multiplier, offset;
+  };
+  constexpr Lane kLanes[] = {{2147483647, 1103515245, 12345}, {2147483629, 1664525, 1013904223}};
+  const at::Tensor bits = block.to(at::kFloat)
+                              .contiguous()
+                              .view(at::kInt)
+                              .reshape({-1})
+                              .to(at::kLong)
+                              .bitwise_and(int64_t{0xffffffff});
+  const at::Tensor index = at::arange(bits.numel(), bits.options());
+  at::Tensor hash = at::zeros({}, bits.options());
+  for (const Lane& lane : kLanes) {
+    const at::Tensor weight = (index * lane.multiplier + lane.offset).remainder(lane.prime);
+    const at::Tensor sum = (bits.remainder(lane.prime) * weight).remainder(lane.prime).sum();
+    hash = hash * lane.prime + sum.remainder(lane.prime);
   }
   return hash;
+}
+
+uint64_t hash_block(const at::Tensor& block) {  // declared in session_state.h
+  return static_cast<uint64_t>(block_hash(block).item<int64_t>());
 }
 
 // What one clean pass committed; See Note [Policy switch].
@@ -50,10 +68,13 @@ struct Session::Rollout {
   int64_t next_block = 0;        // AR block index of the next block (seed blocks included)
   int64_t generated_blocks = 0;  // blocks generated since reset
   std::vector<int64_t> actions;  // one per generated frame
-  std::vector<uint64_t> hashes;  // one per generated block
-  at::Tensor block;              // last block, CPU float32 [F, C, H, W]
-  at::Tensor rgba;               // its frames, uint8 [F, H, W, 4]
-  int shown = 0;                 // which frame of `rgba` is current
+  std::vector<uint64_t> hashes;  // one per generated block, see resolve_hashes
+  std::vector<at::Tensor> pending_hashes;  // block_hash values not yet read back
+  at::Tensor block_device;       // last block, model device and dtype [F, C, H, W]
+  at::Tensor block;              // the same, CPU float32 (lazy: see host_frames)
+  at::Tensor rgba;               // its frames, uint8 [F, H, W, 4] (lazy likewise)
+  bool host_stale = false;       // block/rgba not yet made from block_device
+  int shown = 0;                 // which frame of the block is current
   uint64_t frame_index = 0;
   double model_ms = 0.0, decode_ms = 0.0, model_ms_sum = 0.0, decode_ms_sum = 0.0;
   std::optional<ContextBlock> first_block;
@@ -72,6 +93,7 @@ struct Session::Impl {
   nlohmann::json policy_settings;
   attention::ModelShape shape;
   std::unique_ptr<Rollout> rollout;
+  bool host_frames = true;  // see Session::set_host_frames
 
   int frames_per_block() const { return config.frames_per_block; }
 
@@ -118,12 +140,33 @@ struct Session::Impl {
     sync();
   }
 
-  void show(Rollout& r, const at::Tensor& block_cpu) const {
-    Stopwatch decode;
-    r.block = block_cpu;
-    r.rgba = decode_rgba(block_cpu);
-    r.decode_ms = decode.elapsed_ms();
+  // `block` [F, C, H, W] on the model's device becomes the shown block; its host copy and RGBA8
+  // are made now, or on first use when host frames are off (the CUDA frame path).
+  void show(Rollout& r, const at::Tensor& block) const {
+    r.block_device = block;
+    r.host_stale = true;
+    r.decode_ms = 0.0;
     r.shown = frames_per_block() - 1;
+    if (host_frames) make_host_frames(r);
+  }
+
+  void make_host_frames(Rollout& r) const {
+    if (!r.host_stale) return;
+    Stopwatch decode;
+    r.block = r.block_device.to(at::kCPU, at::kFloat).contiguous();
+    r.rgba = decode_rgba(r.block);
+    r.decode_ms = decode.elapsed_ms();
+    r.host_stale = false;
+  }
+
+  // Reads the pending block hashes back (one copy for all of them). See Note [Block hash].
+  static void resolve_hashes(Rollout& r) {
+    if (r.pending_hashes.empty()) return;
+    const at::Tensor values = at::stack(r.pending_hashes).to(at::kCPU);
+    for (int64_t i = 0; i < values.numel(); ++i) {
+      r.hashes.push_back(static_cast<uint64_t>(values[i].item<int64_t>()));
+    }
+    r.pending_hashes.clear();
   }
 
   // A fresh rollout: its own policy and generator, seeded with real frames if configured.
@@ -134,7 +177,9 @@ struct Session::Impl {
     r->policy = attention::create_policy(name, shape, settings);
     r->sampler = std::make_unique<BlockSampler>(*model.ptr(), *r->policy, size);
     r->generator = at::detail::createCPUGenerator(seed);
-    r->block = at::zeros({frames_per_block(), config.channels, size.height, size.width});
+    // Black until a block exists: -1 decodes to 0 on both frame paths.
+    r->block = at::full({frames_per_block(), config.channels, size.height, size.width}, -1.0);
+    r->block_device = r->block.to(device, dtype);
     r->rgba = at::zeros({frames_per_block(), size.height, size.width, 4}, at::kByte);
     r->rgba.select(3, 3).fill_(255);
     r->shown = frames_per_block() - 1;
@@ -156,8 +201,8 @@ struct Session::Impl {
         if (start + i > 0) game.step(game::Action::kNone);
         frames.push_back(encode_rgba(game.frame().data(), size.width, size.height));
       }
-      const at::Tensor block = at::stack(frames);  // [F, 3, H, W]
-      commit_block(r, block.unsqueeze(0).to(device, dtype), action_tensor(none.data()));
+      const at::Tensor block = at::stack(frames).to(device, dtype);  // [F, 3, H, W]
+      commit_block(r, block.unsqueeze(0), action_tensor(none.data()));
       show(r, block);
     }
   }
@@ -171,10 +216,9 @@ struct Session::Impl {
     commit_block(r, x0, a);
     sync();
     r.model_ms = model_time.elapsed_ms();
-    const at::Tensor block_cpu = x0.squeeze(0).to(at::kCPU, at::kFloat);
-    show(r, block_cpu);
+    show(r, x0.squeeze(0));
     r.actions.insert(r.actions.end(), actions, actions + frames_per_block());
-    r.hashes.push_back(hash_block(block_cpu));
+    r.pending_hashes.push_back(block_hash(r.block_device));
     ++r.generated_blocks;
     r.model_ms_sum += r.model_ms;
     r.decode_ms_sum += r.decode_ms;
@@ -275,8 +319,27 @@ void Session::step_block(const std::vector<Action>& actions) {
 }
 
 const uint8_t* Session::rgba() const {
-  const Rollout& r = *impl_->rollout;
+  Rollout& r = *impl_->rollout;
+  impl_->make_host_frames(r);
   return r.rgba.select(0, r.shown).data_ptr<uint8_t>();
+}
+
+at::Device Session::device() const {
+  return impl_->device;
+}
+
+at::Tensor Session::frame_on_device() const {
+  const Rollout& r = *impl_->rollout;
+  return r.block_device.select(0, r.shown);
+}
+
+at::Tensor Session::last_block_on_device() const {
+  return impl_->rollout->block_device;
+}
+
+void Session::set_host_frames(bool eager) {
+  impl_->host_frames = eager;
+  if (eager) impl_->make_host_frames(*impl_->rollout);
 }
 
 uint64_t Session::frame_index() const {
@@ -284,6 +347,7 @@ uint64_t Session::frame_index() const {
 }
 
 at::Tensor Session::last_block() const {
+  impl_->make_host_frames(*impl_->rollout);
   return impl_->rollout->block.clone();
 }
 
@@ -376,6 +440,7 @@ void Session::save_state(const std::string& path) const {
   state.seed = r.seed;
   state.frame_index = r.frame_index;
   state.actions = r.actions;
+  Impl::resolve_hashes(*impl_->rollout);
   state.block_hashes = r.hashes;
   write_session_state(path, state);
 }
@@ -412,6 +477,7 @@ void Session::load_state(const std::string& path) {
   const size_t f = static_cast<size_t>(impl_->frames_per_block());
   for (size_t b = 0; b < state.block_hashes.size(); ++b) {
     impl_->generate(*r, state.actions.data() + b * f);
+    Impl::resolve_hashes(*r);
     if (r->hashes.back() != state.block_hashes[b]) {
       throw Error(path, "field 'block_hashes[" + std::to_string(b) +
                             "]': replay diverged from the saved rollout (different weights, "

@@ -88,6 +88,18 @@ class Session : public FrameSource {
   // The last generated (or seeded) block's clean frames, [F, C, H, W] float32 on the CPU.
   at::Tensor last_block() const;
 
+  // Frames where the model made them (no copy): the device the model runs on, the current frame
+  // (the one rgba() shows) as [3, H, W] and the last block as [F, 3, H, W], in the model's dtype
+  // on device(). The CUDA frame path converts these directly. Valid until the next step/reset.
+  at::Device device() const;
+  at::Tensor frame_on_device() const;
+  at::Tensor last_block_on_device() const;
+  // Whether each block is copied to the host and decoded to RGBA8 as soon as it is made (the
+  // default). Off: rgba() and last_block() do that on first use instead, so a consumer of
+  // frame_on_device() alone (the CUDA frame path) costs no device-to-host copy. rgba() and
+  // last_block() then modify the Session: call them from the thread that steps it.
+  void set_host_frames(bool eager);
+
   // Saves what reproduces this rollout exactly: seed, policy and settings, the action log, the
   // frame position, and a hash of every block. Written atomically (safetensors layout).
   void save_state(const std::string& path) const;

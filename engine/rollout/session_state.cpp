@@ -12,7 +12,8 @@ namespace wc::rollout {
 namespace {
 
 constexpr const char* kFormat = "worldcast-session-state";
-constexpr const char* kVersion = "1";
+// 2: block hashes are Note [Block hash]'s (1 was FNV-1a over host bytes).
+constexpr const char* kVersion = "2";
 
 uint64_t parse_u64(const std::string& path, const std::string& field, const std::string& text) {
   if (text.empty() || text.size() > 20 ||

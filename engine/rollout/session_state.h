@@ -34,7 +34,10 @@ struct SessionState {
   std::vector<uint64_t> block_hashes;  // one per generated block
 };
 
-// FNV-1a over the float32 bytes of a block (CPU).
+// A block's hash as an int64 scalar on the block's device, computed without a sync; the same
+// value on CPU and CUDA for the same float32 bits (Note [Block hash] in session.cpp).
+at::Tensor block_hash(const at::Tensor& block);
+// The same, read back to the host.
 uint64_t hash_block(const at::Tensor& block);
 
 void write_session_state(const std::string& path, const SessionState& state);
