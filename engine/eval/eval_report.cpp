@@ -1,0 +1,195 @@
+// See eval_report.h.
+#include "engine/eval/eval_report.h"
+
+#include <cstdarg>
+#include <cstdio>
+
+namespace wc::eval {
+namespace {
+
+using Json = nlohmann::json;
+
+__attribute__((format(printf, 1, 2))) std::string format(const char* pattern, ...) {
+  char buffer[512];
+  va_list args;
+  va_start(args, pattern);
+  std::vsnprintf(buffer, sizeof(buffer), pattern, args);
+  va_end(args);
+  return buffer;
+}
+
+// A number or "-" for null/missing.
+std::string num(const Json& value, const char* pattern = "%.2f") {
+  if (!value.is_number()) return "-";
+  return format(pattern, value.get<double>());
+}
+
+std::string percent(const Json& value) {
+  if (!value.is_number()) return "-";
+  return format("%.1f%%", 100.0 * value.get<double>());
+}
+
+const Json& field(const Json& object, const char* key) {
+  static const Json kNull = nullptr;
+  if (!object.is_object() || !object.contains(key)) return kNull;
+  return object[key];
+}
+
+const Json& row_of(const Json& section, const std::string& policy) {
+  static const Json kNull = nullptr;
+  for (const Json& row : field(section, "rows")) {
+    if (row.value("policy", "") == policy) return row;
+  }
+  return kNull;
+}
+
+Json check(const std::string& name, const Json& value, const std::string& target, bool pass) {
+  return {{"name", name}, {"value", value}, {"target", target}, {"pass", pass && !value.is_null()}};
+}
+
+Json at_least(const std::string& name, const Json& value, double target, const char* unit) {
+  return check(name, value, format(">= %g%s", target, unit),
+               value.is_number() && value.get<double>() >= target);
+}
+
+}  // namespace
+
+Json eval_checks(const Json& report) {
+  Json checks = Json::array();
+  if (report.contains("responsiveness")) {
+    checks.push_back(at_least("responsiveness", field(report["responsiveness"], "share"), 0.90, ""));
+  }
+  if (report.contains("idle")) {
+    checks.push_back(at_least("idle fidelity dB", field(report["idle"], "psnr_db"), 28.0, " dB"));
+  }
+  if (report.contains("memory")) {
+    checks.push_back(at_least("return-trip PSNR dB", field(report["memory"], "psnr_db"), 24.0, " dB"));
+  }
+  if (report.contains("stability")) {
+    const Json& s = report["stability"];
+    checks.push_back(check("stability finite", field(s, "finite"), "no NaN/inf",
+                           field(s, "finite").is_boolean() && s["finite"].get<bool>()));
+    checks.push_back(check("stability idle within 1 dB", field(s, "delta_db"), "|delta| <= 1 dB",
+                           field(s, "within_1db").is_boolean() && s["within_1db"].get<bool>()));
+  }
+  if (report.contains("policies")) {
+    const Json& headcast = row_of(report["policies"], "headcast");
+    const Json& dummy = row_of(report["policies"], "dummy");
+    if (!headcast.is_null()) {
+      checks.push_back(at_least("headcast vs dense PSNR dB", field(headcast, "psnr_db"), 26.0, " dB"));
+      if (!dummy.is_null()) {
+        const Json& h = field(headcast, "psnr_db");
+        const Json& d = field(dummy, "psnr_db");
+        checks.push_back(check("headcast above dummy", h, "> dummy " + num(d),
+                               h.is_number() && d.is_number() && h.get<double>() > d.get<double>()));
+      }
+    }
+  }
+  if (report.contains("speed")) {
+    const std::string policy = report.value("policy", "dense");
+    const Json& row = row_of(report["speed"], policy);
+    const bool cuda = report.value("device", "cpu").rfind("cuda", 0) == 0;
+    if (cuda) {
+      checks.push_back(at_least(policy + " FPS (cuda)", field(row, "fps"), 60.0, ""));
+      const Json& p99 = field(row, "frame_ms_p99");
+      checks.push_back(check(policy + " p99 frame ms (cuda)", p99, "<= 16.7 ms",
+                             p99.is_number() && p99.get<double>() <= 16.7));
+    } else {
+      checks.push_back(at_least(policy + " FPS (cpu)", field(row, "fps"), 4.0, ""));
+    }
+  }
+  return checks;
+}
+
+std::string format_eval_report(const Json& report) {
+  std::string out = format("worldcast eval: %s on %s (%s), %zu seed(s), policy %s, window %s frames\n",
+                           report.value("config", "?").c_str(), report.value("device", "?").c_str(),
+                           report.value("dtype", "?").c_str(), field(report, "seeds").size(),
+                           report.value("policy", "?").c_str(),
+                           num(field(report, "window_frames"), "%.0f").c_str());
+  if (report.contains("responsiveness")) {
+    const Json& r = report["responsiveness"];
+    out += format("responsiveness   %s of %s moving steps (exact %d px: %s; estimator on the game: "
+                  "%s; blocked steps still: %s; idle steps still: %s)\n",
+                  percent(field(r, "share")).c_str(), num(field(r, "scored_steps"), "%.0f").c_str(),
+                  r.value("scroll_pixels", 0), percent(field(r, "exact_shift_share")).c_str(),
+                  percent(field(r, "estimator_share_on_truth")).c_str(),
+                  percent(field(r, "blocked_still_share")).c_str(),
+                  percent(field(r, "idle_still_share")).c_str());
+  }
+  if (report.contains("idle")) {
+    const Json& r = report["idle"];
+    out += format("idle fidelity    %s dB PSNR, SSIM %s over %s frames (first %s dB, last %s dB, "
+                  "min %s dB)\n",
+                  num(field(r, "psnr_db")).c_str(), num(field(r, "ssim"), "%.3f").c_str(),
+                  num(field(r, "frames"), "%.0f").c_str(), num(field(r, "psnr_first_db")).c_str(),
+                  num(field(r, "psnr_last_db")).c_str(), num(field(r, "psnr_min_db")).c_str());
+  }
+  if (report.contains("memory")) {
+    const Json& r = report["memory"];
+    out += format("memory           %s dB PSNR on return (the game itself: %s dB), %s steps = %s px "
+                  "each way, %s, %zu seed(s) skipped\n",
+                  num(field(r, "psnr_db")).c_str(), num(field(r, "truth_psnr_db")).c_str(),
+                  num(field(r, "steps"), "%.0f").c_str(),
+                  num(field(r, "scroll_pixels"), "%.0f").c_str(),
+                  field(r, "fits_window").is_boolean() && r["fits_window"].get<bool>()
+                      ? "fits the window"
+                      : "LONGER than the window",
+                  field(r, "skipped_seeds").size());
+  }
+  if (report.contains("stability")) {
+    const Json& r = report["stability"];
+    out += format("stability        %s frames, %s non-finite blocks; idle self-PSNR %s -> %s dB "
+                  "(delta %s; the game: %s -> %s dB), detail ratio %s\n",
+                  num(field(r, "frames"), "%.0f").c_str(),
+                  num(field(r, "non_finite_blocks"), "%.0f").c_str(),
+                  num(field(r, "idle_self_psnr_start_db")).c_str(),
+                  num(field(r, "idle_self_psnr_end_db")).c_str(), num(field(r, "delta_db")).c_str(),
+                  num(field(r, "truth_idle_self_psnr_start_db")).c_str(),
+                  num(field(r, "truth_idle_self_psnr_end_db")).c_str(),
+                  num(field(r, "detail_ratio"), "%.3f").c_str());
+  }
+  if (report.contains("policies")) {
+    const Json& r = report["policies"];
+    out += format("policies vs dense (%s frames per seed, first %s left out)\n",
+                  num(field(r, "frames_per_seed"), "%.0f").c_str(),
+                  num(field(r, "skipped_frames"), "%.0f").c_str());
+    out += format("  | %-10s | %8s | %8s | %6s | %16s | %12s |\n", "policy", "PSNR dB", "min dB",
+                  "SSIM", "flicker vs dense", "cache tokens");
+    for (const Json& row : field(r, "rows")) {
+      out += format("  | %-10s | %8s | %8s | %6s | %16s | %12s |\n",
+                    row.value("policy", "?").c_str(), num(field(row, "psnr_db")).c_str(),
+                    num(field(row, "psnr_min_db")).c_str(), num(field(row, "ssim"), "%.3f").c_str(),
+                    num(field(row, "flicker_vs_dense"), "%.3f").c_str(),
+                    num(field(row, "cache_tokens"), "%.0f").c_str());
+    }
+  }
+  if (report.contains("speed")) {
+    out += "speed (model + decode per frame)\n";
+    out += format("  | %-10s | %8s | %8s | %8s | %8s | %9s |\n", "policy", "FPS", "p50 ms",
+                  "p99 ms", "model ms", "decode ms");
+    for (const Json& row : field(report["speed"], "rows")) {
+      out += format("  | %-10s | %8s | %8s | %8s | %8s | %9s |\n",
+                    row.value("policy", "?").c_str(), num(field(row, "fps")).c_str(),
+                    num(field(row, "frame_ms_p50")).c_str(), num(field(row, "frame_ms_p99")).c_str(),
+                    num(field(row, "model_ms_mean")).c_str(),
+                    num(field(row, "decode_ms_mean"), "%.3f").c_str());
+    }
+  }
+  const Json& checks = field(report, "checks");
+  size_t passed = 0;
+  out += "checks\n";
+  for (const Json& c : checks) {
+    const bool pass = c.value("pass", false);
+    passed += pass;
+    const Json& value = field(c, "value");
+    const std::string shown = value.is_boolean() ? (value.get<bool>() ? "true" : "false")
+                                                 : num(value, "%.3f");
+    out += format("  %-4s %-32s %10s  (target %s)\n", pass ? "ok" : "FAIL",
+                  c.value("name", "?").c_str(), shown.c_str(), c.value("target", "").c_str());
+  }
+  out += format("%zu of %zu checks pass\n", passed, checks.size());
+  return out;
+}
+
+}  // namespace wc::eval

@@ -1,0 +1,71 @@
+// See eval_session.h.
+#include "engine/eval/eval_session.h"
+
+#include "engine/attention/cast_settings.h"
+#include "engine/eval/frame_tensor.h"
+
+namespace wc::eval {
+
+int64_t eval_window_frames(const EvalOptions& options) {
+  if (options.window >= 0) return options.window;
+  attention::ModelShape shape;
+  shape.geometry.frames = options.config.frames_per_block;
+  return attention::default_cast_settings(shape).window;
+}
+
+nlohmann::json eval_policy_settings(const EvalOptions& options, const std::string& policy) {
+  nlohmann::json settings = nlohmann::json::object();
+  if (policy == "dense" || policy == "headcast" || policy == "combined" || policy == "tempcache") {
+    settings["window"] = eval_window_frames(options);
+  }
+  const auto found = options.settings.find(policy);
+  if (found != options.settings.end()) settings.merge_patch(found->second);
+  return settings;
+}
+
+std::unique_ptr<rollout::Session> make_eval_session(const EvalOptions& options,
+                                                    const std::string& policy, uint64_t seed) {
+  rollout::SessionOptions session;
+  session.seed_frames = options.seed_frames;
+  session.dtype = options.dtype;
+  session.weights_seed = options.weights_seed;
+  return rollout::Session::create(options.config, options.weights, policy,
+                                  eval_policy_settings(options, policy), seed, options.device,
+                                  session);
+}
+
+std::unique_ptr<FrameSource> make_eval_source(const EvalOptions& options, const std::string& policy,
+                                              uint64_t seed) {
+  if (options.make_source) return options.make_source(policy, seed);
+  return make_eval_session(options, policy, seed);
+}
+
+rollout::Session* session_of(FrameSource& source) {
+  return dynamic_cast<rollout::Session*>(&source);
+}
+
+at::Tensor current_frame(const FrameSource& source) {
+  return copy_rgba(source.rgba(), source.width(), source.height());
+}
+
+std::vector<game::PixelRect> overlay_rects(int width, int height) {
+  game::GameConfig config;
+  config.width = width;
+  config.height = height;
+  const game::Game game(config);
+  return {game.player_rect(), game.hud_rect()};
+}
+
+void report_progress(const EvalOptions& options, const std::string& line) {
+  if (options.progress) options.progress(line);
+}
+
+std::optional<int64_t> window_of(const nlohmann::json& settings) {
+  if (!settings.is_object() || !settings.contains("window") ||
+      !settings["window"].is_number_integer()) {
+    return std::nullopt;
+  }
+  return settings["window"].get<int64_t>();
+}
+
+}  // namespace wc::eval

@@ -1,0 +1,124 @@
+// See memory_trip.h.
+#include "engine/eval/memory_trip.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "engine/eval/eval_session.h"
+#include "engine/eval/psnr.h"
+#include "engine/eval/reference_run.h"
+
+namespace wc::eval {
+namespace {
+
+constexpr int kUnboundedSteps = 32;
+
+game::Action opposite(game::Action direction) {
+  switch (direction) {
+    case game::Action::kUp:
+      return game::Action::kDown;
+    case game::Action::kDown:
+      return game::Action::kUp;
+    case game::Action::kLeft:
+      return game::Action::kRight;
+    case game::Action::kRight:
+      return game::Action::kLeft;
+    case game::Action::kNone:
+      break;
+  }
+  return game::Action::kNone;
+}
+
+}  // namespace
+
+int default_memory_steps(int64_t window_frames, int frames_per_block) {
+  if (window_frames <= 0) return kUnboundedSteps;
+  return static_cast<int>(std::max<int64_t>(1, (window_frames - frames_per_block) / 2));
+}
+
+nlohmann::json eval_memory(const EvalOptions& options) {
+  auto session = make_eval_source(options, options.policy, options.seeds.front());
+  const int width = session->width(), height = session->height();
+  const int f = options.config.frames_per_block;
+  // The policy's own window when it has one (it is what the trip must fit).
+  rollout::Session* model = session_of(*session);
+  const int64_t window = (model ? window_of(model->policy().settings()) : std::nullopt)
+                             .value_or(eval_window_frames(options));
+  const int k = options.memory_steps > 0 ? options.memory_steps : default_memory_steps(window, f);
+  const bool fits = window == 0 || 2 * static_cast<int64_t>(k) <= window - f;
+  const at::Tensor mask = mask_excluding(width, height, overlay_rects(width, height));
+
+  double psnr_sum = 0.0, truth_sum = 0.0, return_sum = 0.0;
+  int measured = 0;
+  nlohmann::json per_seed = nlohmann::json::array(), skipped = nlohmann::json::array();
+  for (uint64_t seed : options.seeds) {
+    session->reset(seed);
+    ReferenceRun truth(width, height, seed, options.seed_frames);
+    truth.step(game::Action::kNone);  // O_0's state; the trip starts from there
+    game::Action direction = game::Action::kNone;
+    for (game::Action candidate : {game::Action::kRight, game::Action::kLeft, game::Action::kDown,
+                                   game::Action::kUp}) {
+      ReferenceRun probe = truth;
+      if (probe.can_walk(candidate, k)) {
+        for (int i = 0; i < k; ++i) probe.step(candidate);
+        if (probe.can_walk(opposite(candidate), k)) {
+          direction = candidate;
+          break;
+        }
+      }
+    }
+    if (direction == game::Action::kNone) {
+      skipped.push_back(seed);
+      report_progress(options, "memory: seed " + std::to_string(seed) + " skipped (no free way)");
+      continue;
+    }
+    report_progress(options, "memory: seed " + std::to_string(seed) + ", " + std::to_string(k) +
+                                 " steps " + game::action_name(direction) + " and back");
+    std::vector<at::Tensor> out, out_true;  // O_0..O_{k-1}
+    session->step(game::Action::kNone);
+    out.push_back(current_frame(*session));
+    out_true.push_back(truth.frame());
+    for (int i = 1; i <= k; ++i) {
+      session->step(direction);
+      truth.step(direction);
+      if (i < k) {
+        out.push_back(current_frame(*session));
+        out_true.push_back(truth.frame());
+      }
+    }
+    double seed_psnr = 0.0, seed_truth = 0.0;
+    for (int j = k - 1; j >= 0; --j) {
+      session->step(opposite(direction));
+      truth.step(opposite(direction));
+      const double p = psnr(current_frame(*session), out[static_cast<size_t>(j)], mask);
+      const double t = psnr(truth.frame(), out_true[static_cast<size_t>(j)], mask);
+      seed_psnr += p / k;
+      seed_truth += t / k;
+      if (j == 0) return_sum += p;
+    }
+    psnr_sum += seed_psnr;
+    truth_sum += seed_truth;
+    ++measured;
+    per_seed.push_back({{"seed", seed},
+                        {"direction", game::action_name(direction)},
+                        {"psnr_db", seed_psnr},
+                        {"truth_psnr_db", seed_truth}});
+  }
+  const auto mean = [measured](double sum) -> nlohmann::json {
+    if (measured == 0) return nullptr;
+    return sum / measured;
+  };
+  return {{"policy", options.policy},
+          {"steps", k},
+          {"scroll_pixels", k * game::kPlayerSpeed},
+          {"window_frames", window},
+          {"fits_window", fits},
+          {"psnr_db", mean(psnr_sum)},
+          {"truth_psnr_db", mean(truth_sum)},
+          {"return_psnr_db", mean(return_sum)},
+          {"excluded", "player sprite and HUD"},
+          {"per_seed", per_seed},
+          {"skipped_seeds", skipped}};
+}
+
+}  // namespace wc::eval

@@ -1,0 +1,29 @@
+// Memory: walk k steps one way and back; PSNR of each returning frame against the frame the
+// model generated at the same camera position on the way out, before the trip turned.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "engine/eval/eval_options.h"
+
+namespace wc::eval {
+
+// Note [Memory trip]: after seeding, one idle frame O_0, then k frames in direction d
+// (O_1..O_k), then k frames back (R_{k-1}..R_0); R_j is compared with O_j, j = 0..k−1. The frame
+// O_j was generated 2(k − j) frames before R_j, so the trip fits the attention window when
+// 2k <= W − F (W frames including the sink block of F frames); k defaults to the largest such
+// value ((W − F) / 2, at least 1; 32 when the window is unbounded), read from the policy's own
+// "window" setting. The direction is the first of right, left, down, up in which the reference
+// game can walk k frames without being blocked (a blocked trip would not scroll), else the
+// seed is skipped and listed.
+//
+// The player sprite turns around and the HUD does not scroll, so both are left out of the PSNR.
+// The game itself is not static (water waves animate, a crystal walked over stays gone), so the
+// same PSNR on the true game's frames ("truth_psnr_db") is the ceiling to read the model's
+// number against.
+nlohmann::json eval_memory(const EvalOptions& options);
+
+// The default k for a window of `window_frames` (0 = unbounded) and blocks of F frames.
+int default_memory_steps(int64_t window_frames, int frames_per_block);
+
+}  // namespace wc::eval

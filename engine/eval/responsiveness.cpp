@@ -1,0 +1,100 @@
+// See responsiveness.h. Player-like random actions per seed; the Session and the reference game
+// step together; phase correlation between consecutive frames, screen overlays left out.
+#include "engine/eval/responsiveness.h"
+
+#include <algorithm>
+
+#include "engine/eval/eval_session.h"
+#include "engine/eval/phase_correlation.h"
+#include "engine/eval/player_actions.h"
+#include "engine/eval/reference_run.h"
+
+namespace wc::eval {
+namespace {
+
+constexpr uint64_t kActionSalt = 0x726573706F6E64ull;  // "respond"
+
+struct Counts {
+  int64_t scored = 0, correct = 0, exact = 0, truth_correct = 0;
+  int64_t blocked = 0, blocked_still = 0, idle = 0, idle_still = 0;
+  double peak_sum = 0.0;
+  int64_t pairs = 0;
+
+  void add(const Counts& o) {
+    scored += o.scored, correct += o.correct, exact += o.exact, truth_correct += o.truth_correct;
+    blocked += o.blocked, blocked_still += o.blocked_still, idle += o.idle;
+    idle_still += o.idle_still, peak_sum += o.peak_sum, pairs += o.pairs;
+  }
+};
+
+nlohmann::json share(int64_t part, int64_t whole) {
+  if (whole == 0) return nullptr;
+  return static_cast<double>(part) / static_cast<double>(whole);
+}
+
+}  // namespace
+
+nlohmann::json eval_responsiveness(const EvalOptions& options) {
+  auto session = make_eval_source(options, options.policy, options.seeds.front());
+  const int width = session->width(), height = session->height();
+  PhaseCorrelationOptions correlation;
+  correlation.max_shift = options.max_shift;
+  correlation.ignore = overlay_rects(width, height);
+
+  Counts total;
+  nlohmann::json per_seed = nlohmann::json::array();
+  for (uint64_t seed : options.seeds) {
+    report_progress(options, "responsiveness: seed " + std::to_string(seed));
+    session->reset(seed);
+    ReferenceRun truth(width, height, seed, options.seed_frames);
+    at::Tensor previous = current_frame(*session), previous_true = truth.frame();
+    Counts counts;
+    for (game::Action action :
+         player_actions(seed ^ kActionSalt, options.responsiveness_frames, options.actions)) {
+      session->step(action);
+      const bool moved = truth.step(action);
+      at::Tensor frame = current_frame(*session), frame_true = truth.frame();
+      const Shift shift = estimate_shift(previous, frame, correlation);
+      const bool still = shift.dx == 0 && shift.dy == 0;
+      counts.peak_sum += shift.peak;
+      ++counts.pairs;
+      if (action == game::Action::kNone) {
+        ++counts.idle;
+        counts.idle_still += still;
+      } else if (moved) {
+        ++counts.scored;
+        counts.correct += camera_direction(shift) == action;
+        const Shift expected = content_shift_of(action, game::kPlayerSpeed);
+        counts.exact += shift.dx == expected.dx && shift.dy == expected.dy;
+        counts.truth_correct +=
+            camera_direction(estimate_shift(previous_true, frame_true, correlation)) == action;
+      } else {
+        ++counts.blocked;
+        counts.blocked_still += still;
+      }
+      previous = std::move(frame);
+      previous_true = std::move(frame_true);
+    }
+    per_seed.push_back({{"seed", seed},
+                        {"share", share(counts.correct, counts.scored)},
+                        {"scored_steps", counts.scored}});
+    total.add(counts);
+  }
+  return {{"policy", options.policy},
+          {"frames_per_seed", options.responsiveness_frames},
+          {"share", share(total.correct, total.scored)},
+          {"scored_steps", total.scored},
+          {"correct_steps", total.correct},
+          {"exact_shift_share", share(total.exact, total.scored)},
+          {"estimator_share_on_truth", share(total.truth_correct, total.scored)},
+          {"blocked_steps", total.blocked},
+          {"blocked_still_share", share(total.blocked_still, total.blocked)},
+          {"idle_steps", total.idle},
+          {"idle_still_share", share(total.idle_still, total.idle)},
+          {"mean_peak", total.peak_sum / static_cast<double>(std::max<int64_t>(total.pairs, 1))},
+          {"max_shift", options.max_shift},
+          {"scroll_pixels", game::kPlayerSpeed},
+          {"per_seed", per_seed}};
+}
+
+}  // namespace wc::eval

@@ -1,0 +1,23 @@
+// Action responsiveness (DESIGN.md §13): the share of steps where the scroll direction estimated
+// from consecutive generated frames (phase correlation) matches the commanded direction.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "engine/eval/eval_options.h"
+
+namespace wc::eval {
+
+// Note [Blocked moves]: walking into a wall or water turns the player but does not scroll the
+// camera, so "scrolls the commanded way" would be the wrong answer there. The reference game
+// with the same seed and actions tells whether the true camera moved: only steps where it did
+// are scored ("share"). Blocked steps (true camera still) are reported apart as the share where
+// the model did not scroll either, and so are idle steps (action none). As a rollout goes on the
+// model's world may drift from the game's, so late blocked steps are judged against the game's
+// walls: a caveat of "blocked_still_share", not of "share".
+//
+// The estimator runs on the same frame pairs of the true game as a check
+// ("estimator_share_on_truth" should be 1): a low value means the metric itself is unreliable.
+nlohmann::json eval_responsiveness(const EvalOptions& options);
+
+}  // namespace wc::eval

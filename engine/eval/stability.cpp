@@ -1,0 +1,123 @@
+// See stability.h.
+#include "engine/eval/stability.h"
+
+#include <cmath>
+#include <vector>
+
+#include "engine/core/timing.h"
+#include "engine/eval/eval_session.h"
+#include "engine/eval/frame_tensor.h"
+#include "engine/eval/player_actions.h"
+#include "engine/eval/psnr.h"
+#include "engine/eval/reference_run.h"
+
+namespace wc::eval {
+namespace {
+
+constexpr uint64_t kActionSalt = 0x737461626C65ull;  // "stable"
+
+struct Probe {
+  std::vector<at::Tensor> frames;
+  std::vector<at::Tensor> truth;
+};
+
+double self_psnr(const std::vector<at::Tensor>& frames) {
+  double mse = 0.0;
+  for (size_t i = 1; i < frames.size(); ++i) mse += mean_squared_error(frames[i], frames[0]);
+  return psnr_from_mse(mse / static_cast<double>(frames.size() - 1));
+}
+
+double mean_gradient(const std::vector<at::Tensor>& frames) {
+  double sum = 0.0;
+  for (const at::Tensor& frame : frames) {
+    const at::Tensor y = luma(frame);
+    const at::Tensor gx = (y.narrow(1, 1, y.size(1) - 1) - y.narrow(1, 0, y.size(1) - 1)).abs();
+    const at::Tensor gy = (y.narrow(0, 1, y.size(0) - 1) - y.narrow(0, 0, y.size(0) - 1)).abs();
+    sum += 0.5 * (gx.mean().item<double>() + gy.mean().item<double>());
+  }
+  return sum / static_cast<double>(frames.size());
+}
+
+std::vector<double> mean_rgb(const std::vector<at::Tensor>& frames) {
+  at::Tensor sum = at::zeros({3}, at::kDouble);
+  for (const at::Tensor& frame : frames) sum += rgb_planes(frame).mean({1, 2});
+  sum /= static_cast<double>(frames.size());
+  return {sum[0].item<double>(), sum[1].item<double>(), sum[2].item<double>()};
+}
+
+// The generated block before quantisation (a NaN would decode to a plausible-looking colour).
+// Sources other than a Session produce bytes only: always finite.
+bool finite_block(FrameSource& source) {
+  const rollout::Session* session = session_of(source);
+  return !session || at::isfinite(session->last_block()).all().item<bool>();
+}
+
+}  // namespace
+
+nlohmann::json eval_stability(const EvalOptions& options) {
+  const uint64_t seed = options.seeds.front();
+  auto session = make_eval_source(options, options.policy, seed);
+  ReferenceRun truth(session->width(), session->height(), seed, options.seed_frames);
+  int64_t non_finite = 0, generated = 0;
+  const auto probe = [&] {
+    Probe p;
+    for (int i = 0; i < options.stability_probe_frames; ++i) {
+      session->step(game::Action::kNone);
+      truth.step(game::Action::kNone);
+      non_finite += !finite_block(*session);
+      ++generated;
+      p.frames.push_back(current_frame(*session));
+      p.truth.push_back(truth.frame());
+    }
+    return p;
+  };
+
+  report_progress(options, "stability: seed " + std::to_string(seed) + ", start probe");
+  const Probe start = probe();
+  const std::vector<game::Action> actions =
+      player_actions(seed ^ kActionSalt, options.stability_frames, options.actions);
+  Stopwatch clock;
+  const int report_every = std::max(1, options.stability_frames / 10);
+  for (size_t i = 0; i < actions.size(); ++i) {
+    session->step(actions[i]);
+    truth.step(actions[i]);
+    non_finite += !finite_block(*session);
+    ++generated;
+    if ((static_cast<int>(i) + 1) % report_every == 0) {
+      report_progress(options, "stability: " + std::to_string(i + 1) + "/" +
+                                   std::to_string(actions.size()) + " frames, " +
+                                   std::to_string(non_finite) + " non-finite");
+    }
+  }
+  const double rollout_ms = clock.elapsed_ms();
+  const Probe end = probe();
+
+  double vs_truth = 0.0;
+  for (size_t i = 0; i < start.frames.size(); ++i) vs_truth += psnr(start.frames[i], start.truth[i]);
+  vs_truth /= static_cast<double>(start.frames.size());
+  const double start_db = self_psnr(start.frames), end_db = self_psnr(end.frames);
+  const double start_detail = mean_gradient(start.frames);
+  const double delta = end_db - start_db;
+  return {{"policy", options.policy},
+          {"seed", seed},
+          {"frames", options.stability_frames},
+          {"generated_frames", generated},
+          {"probe_frames", options.stability_probe_frames},
+          {"non_finite_blocks", non_finite},
+          {"finite", non_finite == 0},
+          {"idle_self_psnr_start_db", start_db},
+          {"idle_self_psnr_end_db", end_db},
+          {"delta_db", delta},
+          {"within_1db", std::abs(delta) <= 1.0},
+          {"truth_idle_self_psnr_start_db", self_psnr(start.truth)},
+          {"truth_idle_self_psnr_end_db", self_psnr(end.truth)},
+          {"idle_psnr_vs_truth_start_db", vs_truth},
+          {"detail_ratio", start_detail > 0.0 ? nlohmann::json(mean_gradient(end.frames) / start_detail)
+                                              : nlohmann::json(nullptr)},
+          {"mean_rgb_start", mean_rgb(start.frames)},
+          {"mean_rgb_end", mean_rgb(end.frames)},
+          {"rollout_fps", rollout_ms > 0.0 ? 1000.0 * static_cast<double>(actions.size()) / rollout_ms
+                                           : 0.0}};
+}
+
+}  // namespace wc::eval
