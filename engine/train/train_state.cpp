@@ -60,6 +60,8 @@ void save_train_state(const std::string& directory, model::CausalDiTImpl& model,
                           {"config", model::model_config_to_json(model.config()).dump()}};
   ShardOptions shards;
   shards.prefix = kStatePrefix;
+  // Shards stay well under the GPU machine's 16 MB limit per file brought back.
+  shards.max_shard_bytes = 12ull << 20;
   replace_directory(directory, [&](const std::string& temporary) {
     write_sharded_checkpoint(temporary, tensors, metadata, shards);
   });

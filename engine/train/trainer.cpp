@@ -132,6 +132,11 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
   if (load_train_state(state_dir, *model, ema, optimizer, &progress)) {
     if (!options.resume) throw Error(state_dir, "a training state exists and resuming is off");
     log_info("train: resuming from step " + std::to_string(progress.step) + " (" + state_dir + ")");
+  } else if (!options.init_from.empty()) {
+    model::load_weights(model, options.init_from);
+    at::NoGradGuard no_grad;
+    for (size_t i = 0; i < params.size(); ++i) ema[i].copy_(params[i]);
+    log_info("train: starting from the weights in " + options.init_from);
   }
   TrainReport report;
   report.first_step = progress.step;
@@ -155,6 +160,7 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
   const auto save = [&] {
     progress.seconds = seconds_before + call_time.elapsed_ms() / 1000.0;
     save_train_state(state_dir, *model, ema, optimizer, progress, config.state_dtype);
+    // The exported model holds the EMA weights: what a player gets.
     export_model(model_dir, *model, ema);
     since_checkpoint.restart();
   };

@@ -20,6 +20,10 @@ struct TrainOptions {
   int64_t max_steps = 0;    // stop at this step count; 0 = the config's steps (or none)
   bool resume = true;       // false: refuse to start when out_dir already holds a state
   bool progress_bar = true; // a one-line bar on stderr; log lines go through wc::log either way
+  // Without a state to resume: start from these exported weights (a model folder) instead of a
+  // fresh initialisation, with fresh optimiser moments (fine-tuning, or continuing a run whose
+  // state was lost).
+  std::string init_from;
 };
 
 struct StepReport {

@@ -97,6 +97,23 @@ TEST_F(TrainerTest, ExportedModelLoadsForPlay) {
   EXPECT_FALSE(fs::exists(dir_ / "export" / "state.tmp"));
 }
 
+TEST_F(TrainerTest, InitFromAnExportedModelStartsThere) {
+  run("first", 20);
+  TrainOptions options;
+  options.out_dir = (dir_ / "second").string();
+  options.max_steps = 1;
+  options.progress_bar = false;
+  options.init_from = (dir_ / "first" / "model").string();
+  const TrainReport r = train(config_, options);
+  EXPECT_EQ(r.first_step, 0);
+  const TensorMap exported = load_tensors(Checkpoint::open((dir_ / "first" / "model").string()));
+  const TensorMap state = load_tensors(Checkpoint::open((dir_ / "second" / "state").string()));
+  for (const auto& [name, weight] : exported) {
+    // One step of EMA (decay 0.999) from the loaded weights stays next to them.
+    EXPECT_TRUE(at::allclose(state.at("ema." + name), weight.to(at::kFloat), 1e-3, 1e-3)) << name;
+  }
+}
+
 TEST_F(TrainerTest, DamagedStateIsRefusedByName) {
   run("damaged", 2);
   fs::path shard;

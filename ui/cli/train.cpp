@@ -20,6 +20,7 @@ struct TrainCommandOptions {
   double minutes = 0.0;
   int64_t max_steps = 0;
   bool fresh = false;
+  std::string init;
   bool quiet = false;
 };
 
@@ -35,6 +36,7 @@ void run_train(const TrainCommandOptions& o) {
   options.minutes = o.minutes;
   options.max_steps = o.max_steps;
   options.resume = !o.fresh;
+  options.init_from = o.init;
   options.progress_bar = !o.quiet;
   const train::TrainReport r = train::train(config, options);
   std::printf("trained steps %lld -> %lld, %.1f min in all, loss %.5f, %.0f clips/s; model: %s\n",
@@ -53,6 +55,8 @@ const bool kRegistered = register_command("train", [](CLI::App& app) {
   cmd->add_option("--device", o->device, "cpu, cuda or cuda:N");
   cmd->add_option("--minutes", o->minutes, "stop after this many minutes (state is saved)");
   cmd->add_option("--max-steps", o->max_steps, "stop at this step count (default: the config's)");
+  cmd->add_option("--init", o->init,
+                  "without a state in --out: start from this model folder's weights");
   cmd->add_flag("--fresh", o->fresh, "refuse to resume an existing state in --out");
   cmd->add_flag("--quiet", o->quiet, "no progress bar");
   cmd->callback([o] { run_train(*o); });
