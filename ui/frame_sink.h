@@ -1,7 +1,8 @@
 // FrameSink: how produced frames reach the renderer. A ring of 3 slots written by the producer
 // (today the render thread, later the inference thread) and a sampled image the present pass
-// reads. The CPU path (cpu_frame_sink.h) fills host-visible staging buffers; the CUDA path will
-// fill exported buffers and order them with a timeline semaphore, behind this same interface.
+// reads. The CPU path (cpu_frame_sink.h) fills host-visible staging buffers; the CUDA path
+// (cuda_frame_sink.h) fills exported buffers ordered by timeline semaphores, behind this same
+// interface. ui/frame_path.h picks one.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -9,6 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/core/error.h"
+#include "ui/device_frame.h"
 #include "ui/vulkan/submit.h"
 
 namespace wc::ui {
@@ -27,6 +30,16 @@ class FrameSink {
   // wait for a recorded upload to finish, so when producer and renderer share a thread, submit
   // what record_upload recorded before publishing again.
   virtual void publish(const uint8_t* rgba, uint64_t frame_index) = 0;
+
+  // Whether publish_device works: only the CUDA sink converts device frames itself, with no
+  // copy to the host. Producers check this once and otherwise publish RGBA8 bytes.
+  virtual bool accepts_device_frames() const { return false; }
+  // Producer side, like publish(): converts `frame` to RGBA8 straight into a slot, ordered on
+  // frame.stream (the call does not wait for the GPU). Throws wc::Error unless
+  // accepts_device_frames().
+  virtual void publish_device(const DeviceFrame& frame, uint64_t frame_index) {
+    throw Error("frame sink", "this frame path takes RGBA8 bytes (publish), not device frames");
+  }
 
   // Render thread. If a frame newer than the one in the sampled image is complete, records its
   // copy into the image (with the barriers around it) and adds what the submission must wait on

@@ -9,12 +9,16 @@ namespace wc::ui {
 
 HeadlessRenderer::HeadlessRenderer(vk::Context& context, int frame_width, int frame_height,
                                    int target_width, int target_height)
-    : context_(context) {
-  sink_ = std::make_unique<CpuFrameSink>(context, frame_width, frame_height);
+    : HeadlessRenderer(context, std::make_unique<CpuFrameSink>(context, frame_width, frame_height),
+                       target_width, target_height) {}
+
+HeadlessRenderer::HeadlessRenderer(vk::Context& context, std::unique_ptr<FrameSink> sink,
+                                   int target_width, int target_height)
+    : context_(context), sink_(std::move(sink)) {
   target_ = std::make_unique<vk::OffscreenTarget>(context, static_cast<uint32_t>(target_width),
                                                   static_cast<uint32_t>(target_height));
   present_ = std::make_unique<PresentPass>(context, target_->render_pass(), sink_->image_view(),
-                                           frame_width, frame_height);
+                                           sink_->width(), sink_->height());
   VkDevice device = context.device();
   VkCommandPoolCreateInfo pool{};
   pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;

@@ -21,6 +21,9 @@ class HeadlessRenderer {
  public:
   HeadlessRenderer(vk::Context& context, int frame_width, int frame_height, int target_width,
                    int target_height);
+  // With a given sink (e.g. from make_frame_sink, frame_path.h); the frame size is the sink's.
+  HeadlessRenderer(vk::Context& context, std::unique_ptr<FrameSink> sink, int target_width,
+                   int target_height);
   ~HeadlessRenderer();
   HeadlessRenderer(const HeadlessRenderer&) = delete;
   HeadlessRenderer& operator=(const HeadlessRenderer&) = delete;
@@ -38,7 +41,7 @@ class HeadlessRenderer {
 
  private:
   vk::Context& context_;
-  std::unique_ptr<CpuFrameSink> sink_;
+  std::unique_ptr<FrameSink> sink_;
   std::unique_ptr<vk::OffscreenTarget> target_;
   std::unique_ptr<PresentPass> present_;
   VkCommandPool pool_ = VK_NULL_HANDLE;

@@ -26,7 +26,7 @@ int device_type_rank(VkPhysicalDeviceType type) {
   }
 }
 
-bool has_device_extension(VkPhysicalDevice device, const char* name) {
+bool device_supports_extension(VkPhysicalDevice device, const char* name) {
   uint32_t count = 0;
   vkEnumerateDeviceExtensionProperties(device, nullptr, &count, nullptr);
   std::vector<VkExtensionProperties> extensions(count);
@@ -119,6 +119,7 @@ void Context::pick_physical_device(const ContextOptions& options) {
     uint32_t queue_family;
     int rank;
     VkPhysicalDeviceProperties properties;
+    DeviceUuid uuid;
   };
   std::vector<Candidate> candidates;
   std::string rejected;
@@ -138,11 +139,6 @@ void Context::pick_physical_device(const ContextOptions& options) {
       reject("Vulkan < 1.2");
       continue;
     }
-    if (options.device_uuid &&
-        std::memcmp(id.deviceUUID, options.device_uuid->data(), VK_UUID_SIZE) != 0) {
-      reject("deviceUUID does not match");
-      continue;
-    }
     VkPhysicalDeviceVulkan12Features features12{};
     features12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
     VkPhysicalDeviceFeatures2 features{};
@@ -154,7 +150,7 @@ void Context::pick_physical_device(const ContextOptions& options) {
       continue;
     }
     if (surface_ != VK_NULL_HANDLE &&
-        !has_device_extension(device, VK_KHR_SWAPCHAIN_EXTENSION_NAME)) {
+        !device_supports_extension(device, VK_KHR_SWAPCHAIN_EXTENSION_NAME)) {
       reject("no VK_KHR_swapchain");
       continue;
     }
@@ -177,7 +173,13 @@ void Context::pick_physical_device(const ContextOptions& options) {
       reject("no graphics queue that can present");
       continue;
     }
-    candidates.push_back({device, *chosen, device_type_rank(p.deviceType), p});
+    DeviceUuid uuid{};
+    std::memcpy(uuid.data(), id.deviceUUID, VK_UUID_SIZE);
+    // The requested device ranks before every other kind.
+    const int rank = options.device_uuid && uuid == *options.device_uuid
+                         ? -1
+                         : device_type_rank(p.deviceType);
+    candidates.push_back({device, *chosen, rank, p, uuid});
   }
   if (candidates.empty()) throw Error("vulkan", "no usable physical device:" + rejected);
   std::stable_sort(candidates.begin(), candidates.end(),
@@ -187,6 +189,8 @@ void Context::pick_physical_device(const ContextOptions& options) {
   queue_family_ = best.queue_family;
   device_name_ = best.properties.deviceName;
   api_version_ = best.properties.apiVersion;
+  device_uuid_ = best.uuid;
+  external_interop_ = options.external_interop;
   log_info("vulkan: ", device_name_, " (Vulkan ", VK_API_VERSION_MAJOR(api_version_), ".",
            VK_API_VERSION_MINOR(api_version_), ".", VK_API_VERSION_PATCH(api_version_),
            validation_enabled_ ? ", validation on)" : ")");
@@ -207,8 +211,15 @@ void Context::create_device() {
   features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
   features.pNext = &features12;
 
+  if (surface_ != VK_NULL_HANDLE) device_extensions_.push_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
+  if (external_interop_) {
+    for (const char* name :
+         {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME}) {
+      if (device_supports_extension(physical_device_, name)) device_extensions_.push_back(name);
+    }
+  }
   std::vector<const char*> extensions;
-  if (surface_ != VK_NULL_HANDLE) extensions.push_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
+  for (const std::string& name : device_extensions_) extensions.push_back(name.c_str());
 
   VkDeviceCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
@@ -225,6 +236,11 @@ void Context::create_device() {
   pool.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
   pool.queueFamilyIndex = queue_family_;
   check(vkCreateCommandPool(device_, &pool, nullptr, &setup_pool_), "vkCreateCommandPool");
+}
+
+bool Context::has_device_extension(const std::string& name) const {
+  return std::find(device_extensions_.begin(), device_extensions_.end(), name) !=
+         device_extensions_.end();
 }
 
 uint32_t Context::find_memory_type(uint32_t type_bits, VkMemoryPropertyFlags flags) const {

@@ -26,9 +26,13 @@ struct ContextOptions {
   // Creates the window surface once the instance exists; the chosen queue must present to it.
   // Empty for headless use: then no surface or swapchain extension is involved.
   std::function<VkSurfaceKHR(VkInstance)> make_surface;
-  // Picks the device whose deviceUUID matches (the CUDA device, later); otherwise any device,
-  // discrete GPUs first.
+  // Prefers the device whose deviceUUID matches (the CUDA device of the GPU frame path); the
+  // others stay candidates (discrete GPUs first), so a mismatch is the frame path's to report
+  // and fall back from: compare Context::device_uuid().
   std::optional<DeviceUuid> device_uuid;
+  // Enables VK_KHR_external_memory_fd and VK_KHR_external_semaphore_fd where the device has them
+  // (the CUDA frame path, ui/cuda_frame_sink.h); a device without them is still accepted.
+  bool external_interop = false;
 };
 
 class Context {
@@ -47,6 +51,9 @@ class Context {
   const std::string& device_name() const { return device_name_; }
   uint32_t api_version() const { return api_version_; }
   bool validation_enabled() const { return validation_enabled_; }
+  const DeviceUuid& device_uuid() const { return device_uuid_; }
+  // Whether the logical device was created with this extension enabled.
+  bool has_device_extension(const std::string& name) const;
 
   // Validation messages seen so far (0 when validation is off).
   uint64_t validation_errors() const { return counters_->errors.load(); }
@@ -73,6 +80,9 @@ class Context {
   VkPhysicalDevice physical_device_ = VK_NULL_HANDLE;
   std::string device_name_;
   uint32_t api_version_ = 0;
+  DeviceUuid device_uuid_{};
+  bool external_interop_ = false;
+  std::vector<std::string> device_extensions_;
   uint32_t queue_family_ = 0;
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
