@@ -3,6 +3,12 @@
 
 #include "engine/train/train_state.h"
 
+#include <ftw.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -27,18 +33,45 @@ std::vector<std::string> parameter_names(const model::CausalDiTImpl& model) {
 
 }  // namespace
 
+// Note [Directory replacement without std::filesystem]
+// On the GPU machine, a training process died with SIGSEGV right after replacing a non-empty
+// folder through std::filesystem::remove_all (its binary is built by g++ 13 against a runtime
+// whose libstdc++ may differ), taking the only copy of the state with it. Folder removal and
+// renames here use plain POSIX calls instead, and the old folder is removed only after the new
+// one is in place.
+namespace {
+
+int remove_entry(const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }
+
+void remove_tree(const std::string& path) {
+  struct stat info;
+  if (::lstat(path.c_str(), &info) != 0) return;
+  if (::nftw(path.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) {
+    throw Error(path, std::string("cannot remove: ") + std::strerror(errno));
+  }
+}
+
+void rename_path(const std::string& from, const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0) {
+    throw Error(from, "cannot rename to " + to + ": " + std::strerror(errno));
+  }
+}
+
+}  // namespace
+
 void replace_directory(const std::string& directory,
                        const std::function<void(const std::string& temporary)>& write) {
-  const fs::path target(directory);
-  const fs::path temporary = target.string() + ".tmp";
-  const fs::path old = target.string() + ".old";
-  fs::remove_all(temporary);
+  const std::string temporary = directory + ".tmp";
+  const std::string old = directory + ".old";
+  remove_tree(temporary);
   fs::create_directories(temporary);
-  write(temporary.string());
-  fs::remove_all(old);
-  if (fs::exists(target)) fs::rename(target, old);
-  fs::rename(temporary, target);
-  fs::remove_all(old);
+  write(temporary);
+  remove_tree(old);
+  struct stat info;
+  const bool had_target = ::lstat(directory.c_str(), &info) == 0;
+  if (had_target) rename_path(directory, old);
+  rename_path(temporary, directory);
+  if (had_target) remove_tree(old);
 }
 
 void save_train_state(const std::string& directory, model::CausalDiTImpl& model,
