@@ -73,7 +73,10 @@ void validate(const EvalOptions& options) {
   require(options.window >= -1, "--window", "must be -1 (default), 0 (unbounded) or frames");
   require(options.responsiveness_frames >= 1, "--responsiveness-frames", "must be at least 1");
   require(options.idle_frames >= 1, "--idle-frames", "must be at least 1");
-  require(options.memory_steps >= 0, "--memory-steps", "must be 0 (auto) or positive");
+  require(options.memory_steps >= 0 && options.memory_steps % options.config.frames_per_block == 0,
+          "--memory-steps",
+          "must be 0 (auto) or a positive multiple of the block size (" +
+              std::to_string(options.config.frames_per_block) + ")");
   require(options.stability_frames >= 0, "--stability-frames", "must be at least 0");
   require(options.stability_probe_frames >= 2, "--stability-probe", "must be at least 2");
   require(options.policy_frames >= 2, "--policy-frames", "must be at least 2");

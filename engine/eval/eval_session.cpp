@@ -3,6 +3,7 @@
 
 #include "engine/attention/cast_settings.h"
 #include "engine/eval/frame_tensor.h"
+#include "engine/eval/player_actions.h"
 
 namespace wc::eval {
 
@@ -54,6 +55,13 @@ std::vector<game::PixelRect> overlay_rects(int width, int height) {
   config.height = height;
   const game::Game game(config);
   return {game.player_rect(), game.hud_rect()};
+}
+
+std::vector<game::Action> eval_actions(const EvalOptions& options, uint64_t seed, int count) {
+  std::vector<game::Action> actions = player_actions(seed, count, options.actions);
+  const size_t f = static_cast<size_t>(options.config.frames_per_block);
+  for (size_t i = 0; i < actions.size(); ++i) actions[i] = actions[i - i % f];
+  return actions;
 }
 
 void report_progress(const EvalOptions& options, const std::string& line) {

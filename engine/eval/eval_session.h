@@ -41,6 +41,11 @@ at::Tensor current_frame(const FrameSource& source);
 // sprite (centred; it turns and animates) and the HUD box.
 std::vector<game::PixelRect> overlay_rects(int width, int height);
 
+// Player-like actions (options.actions) from `seed`, each held for whole AR blocks: a Session
+// with F frames per block conditions a block on one action, so the game must get the same one
+// for all F frames to stay the truth.
+std::vector<game::Action> eval_actions(const EvalOptions& options, uint64_t seed, int count);
+
 // options.progress(line) when set.
 void report_progress(const EvalOptions& options, const std::string& line);
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/eval/eval_session.h"
+#include "engine/eval/player_actions.h"
 #include "engine/eval/psnr.h"
 #include "engine/eval/reference_run.h"
 
@@ -13,27 +14,12 @@ namespace {
 
 constexpr int kUnboundedSteps = 32;
 
-game::Action opposite(game::Action direction) {
-  switch (direction) {
-    case game::Action::kUp:
-      return game::Action::kDown;
-    case game::Action::kDown:
-      return game::Action::kUp;
-    case game::Action::kLeft:
-      return game::Action::kRight;
-    case game::Action::kRight:
-      return game::Action::kLeft;
-    case game::Action::kNone:
-      break;
-  }
-  return game::Action::kNone;
-}
-
 }  // namespace
 
 int default_memory_steps(int64_t window_frames, int frames_per_block) {
-  if (window_frames <= 0) return kUnboundedSteps;
-  return static_cast<int>(std::max<int64_t>(1, (window_frames - frames_per_block) / 2));
+  const int64_t f = frames_per_block;
+  const int64_t k = window_frames <= 0 ? kUnboundedSteps : (window_frames - f) / 2;
+  return static_cast<int>(std::max<int64_t>(f, k / f * f));  // whole blocks each way
 }
 
 nlohmann::json eval_memory(const EvalOptions& options) {
@@ -54,7 +40,7 @@ nlohmann::json eval_memory(const EvalOptions& options) {
   for (uint64_t seed : options.seeds) {
     session->reset(seed);
     ReferenceRun truth(width, height, seed, options.seed_frames);
-    truth.step(game::Action::kNone);  // O_0's state; the trip starts from there
+    for (int i = 0; i < f; ++i) truth.step(game::Action::kNone);  // O_0's state
     game::Action direction = game::Action::kNone;
     for (game::Action candidate : {game::Action::kRight, game::Action::kLeft, game::Action::kDown,
                                    game::Action::kUp}) {
@@ -75,7 +61,8 @@ nlohmann::json eval_memory(const EvalOptions& options) {
     report_progress(options, "memory: seed " + std::to_string(seed) + ", " + std::to_string(k) +
                                  " steps " + game::action_name(direction) + " and back");
     std::vector<at::Tensor> out, out_true;  // O_0..O_{k-1}
-    session->step(game::Action::kNone);
+    // One idle block; its last frame is O_0, where the trip starts and ends.
+    for (int i = 0; i < f; ++i) session->step(game::Action::kNone);
     out.push_back(current_frame(*session));
     out_true.push_back(truth.frame());
     for (int i = 1; i <= k; ++i) {

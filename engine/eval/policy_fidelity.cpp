@@ -8,7 +8,6 @@
 #include "engine/attention/head_type.h"
 #include "engine/eval/eval_session.h"
 #include "engine/eval/flicker.h"
-#include "engine/eval/player_actions.h"
 #include "engine/eval/psnr.h"
 #include "engine/eval/ssim.h"
 
@@ -76,7 +75,7 @@ nlohmann::json eval_policies(const EvalOptions& options) {
     runs.emplace_back(name, make_eval_source(options, name, options.seeds.front()));
   }
   for (uint64_t seed : options.seeds) {
-    const auto actions = player_actions(seed ^ kActionSalt, options.policy_frames, options.actions);
+    const auto actions = eval_actions(options, seed ^ kActionSalt, options.policy_frames);
     report_progress(options, "policies: seed " + std::to_string(seed) + ", dense");
     const std::vector<at::Tensor> reference = roll_out(*dense.session, seed, actions);
     dense.differences.add_sequence({reference.begin() + static_cast<ptrdiff_t>(first), reference.end()},

@@ -6,7 +6,6 @@
 
 #include "engine/eval/eval_session.h"
 #include "engine/eval/phase_correlation.h"
-#include "engine/eval/player_actions.h"
 #include "engine/eval/reference_run.h"
 
 namespace wc::eval {
@@ -50,7 +49,7 @@ nlohmann::json eval_responsiveness(const EvalOptions& options) {
     at::Tensor previous = current_frame(*session), previous_true = truth.frame();
     Counts counts;
     for (game::Action action :
-         player_actions(seed ^ kActionSalt, options.responsiveness_frames, options.actions)) {
+         eval_actions(options, seed ^ kActionSalt, options.responsiveness_frames)) {
       session->step(action);
       const bool moved = truth.step(action);
       at::Tensor frame = current_frame(*session), frame_true = truth.frame();

@@ -6,7 +6,6 @@
 
 #include "engine/core/timing.h"
 #include "engine/eval/eval_session.h"
-#include "engine/eval/player_actions.h"
 
 namespace wc::eval {
 namespace {
@@ -34,8 +33,7 @@ nlohmann::json eval_speed(const EvalOptions& options) {
   if (std::find(names.begin(), names.end(), options.policy) == names.end()) {
     names.push_back(options.policy);
   }
-  const auto actions = player_actions(seed ^ kActionSalt, warmup + options.speed_frames,
-                                      options.actions);
+  const auto actions = eval_actions(options, seed ^ kActionSalt, warmup + options.speed_frames);
   nlohmann::json rows = nlohmann::json::array();
   for (const std::string& name : names) {
     report_progress(options, "speed: " + name);

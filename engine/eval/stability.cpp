@@ -2,6 +2,7 @@
 #include "engine/eval/stability.h"
 
 #include <cmath>
+#include <numeric>
 #include <vector>
 
 #include "engine/core/timing.h"
@@ -10,6 +11,7 @@
 #include "engine/eval/player_actions.h"
 #include "engine/eval/psnr.h"
 #include "engine/eval/reference_run.h"
+#include "engine/game/render.h"
 
 namespace wc::eval {
 namespace {
@@ -47,6 +49,30 @@ std::vector<double> mean_rgb(const std::vector<at::Tensor>& frames) {
 
 // The generated block before quantisation (a NaN would decode to a plausible-looking colour).
 // Sources other than a Session produce bytes only: always finite.
+// Player-like actions out, then the path walked back (the moves the game made, reversed), about
+// `frames` in all, held per block. See Note [Stability probe].
+std::vector<game::Action> round_trip(const EvalOptions& options, const ReferenceRun& start,
+                                     uint64_t seed, int frames) {
+  ReferenceRun sim = start;
+  const std::vector<game::Action> random = eval_actions(options, seed, frames);
+  std::vector<game::Action> actions, moves;
+  for (size_t i = 0; i < random.size() && actions.size() + moves.size() < random.size(); ++i) {
+    actions.push_back(random[i]);
+    if (sim.step(random[i])) moves.push_back(random[i]);
+  }
+  for (auto it = moves.rbegin(); it != moves.rend(); ++it) actions.push_back(opposite(*it));
+  // Whole blocks, and both probes at the same phase of the water animation's step: the end
+  // probe starts probe + actions frames after the start probe.
+  const size_t f = static_cast<size_t>(options.config.frames_per_block);
+  const size_t probe = static_cast<size_t>(options.stability_probe_frames);
+  const size_t period = std::lcm(f, static_cast<size_t>(game::kWaveFramesPerPixel));
+  while (actions.size() % f != 0 || (probe + actions.size()) % period != 0) {
+    actions.push_back(game::Action::kNone);
+  }
+  for (size_t i = 0; i < actions.size(); ++i) actions[i] = actions[i - i % f];
+  return actions;
+}
+
 bool finite_block(FrameSource& source) {
   const rollout::Session* session = session_of(source);
   return !session || at::isfinite(session->last_block()).all().item<bool>();
@@ -74,8 +100,9 @@ nlohmann::json eval_stability(const EvalOptions& options) {
 
   report_progress(options, "stability: seed " + std::to_string(seed) + ", start probe");
   const Probe start = probe();
+  const int start_x = truth.game().player_x(), start_y = truth.game().player_y();
   const std::vector<game::Action> actions =
-      player_actions(seed ^ kActionSalt, options.stability_frames, options.actions);
+      round_trip(options, truth, seed ^ kActionSalt, options.stability_frames);
   Stopwatch clock;
   const int report_every = std::max(1, options.stability_frames / 10);
   for (size_t i = 0; i < actions.size(); ++i) {
@@ -90,6 +117,7 @@ nlohmann::json eval_stability(const EvalOptions& options) {
     }
   }
   const double rollout_ms = clock.elapsed_ms();
+  const bool returned = truth.game().player_x() == start_x && truth.game().player_y() == start_y;
   const Probe end = probe();
 
   double vs_truth = 0.0;
@@ -100,7 +128,8 @@ nlohmann::json eval_stability(const EvalOptions& options) {
   const double delta = end_db - start_db;
   return {{"policy", options.policy},
           {"seed", seed},
-          {"frames", options.stability_frames},
+          {"frames", static_cast<int64_t>(actions.size())},
+          {"returned_to_start", returned},
           {"generated_frames", generated},
           {"probe_frames", options.stability_probe_frames},
           {"non_finite_blocks", non_finite},

@@ -1,0 +1,215 @@
+// `worldcast eval` end to end: a checkpoint folder of random weights with its config.json, tiny
+// counts; the JSON report has every field in sane ranges; bad input names the file at fault.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "engine/model/dit.h"
+#include "engine/model/model_config.h"
+#include "engine/model/weights.h"
+#include "tests/eval/eval_test_config.h"
+
+namespace wc::eval {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+struct Result {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+Result run_worldcast(const std::string& arguments) {
+  const std::string command =
+      std::string("cd '") + WORLDCAST_SOURCE_DIR + "' && '" + WORLDCAST_BINARY + "' " + arguments +
+      " 2>&1";
+  Result result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return result;
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof(buffer), pipe)) result.output.append(buffer, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+class EvalCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("wc_eval_cli_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "weights");
+    const model::ModelConfig config = testing::eval_tiny_config(32);
+    model::CausalDiT model(config);
+    model::init_random_weights(model, 5);
+    model::save_weights(model, (dir_ / "weights").string());
+    std::ofstream(dir_ / "weights" / "config.json") << model::model_config_to_json(config).dump(2);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  fs::path dir_;
+};
+
+const char* kTinyCounts =
+    " --seeds 2 --responsiveness-frames 6 --idle-frames 4 --stability-frames 8"
+    " --stability-probe 3 --policy-frames 10 --speed-frames 3 --speed-warmup 2 --quiet";
+
+TEST_F(EvalCli, WritesAReportWithEveryField) {
+  const Result result = run_worldcast("eval --weights '" + path("weights") + "'" + kTinyCounts +
+                                      " --json '" + path("eval.json") + "'");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("policies vs dense"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("checks pass"), std::string::npos) << result.output;
+  std::ifstream in(path("eval.json"));
+  const Json report = Json::parse(in);
+  EXPECT_EQ(report["format"], "worldcast-eval");
+  EXPECT_EQ(report["source"], "model");
+  EXPECT_EQ(report["config"], "eval-tiny");
+  EXPECT_EQ(report["seeds"], Json({1000000, 1000001}));
+  EXPECT_EQ(report["metrics"].size(), 6u);
+
+  const Json& r = report["responsiveness"];
+  for (const char* key : {"share", "scored_steps", "exact_shift_share", "estimator_share_on_truth",
+                          "blocked_steps", "blocked_still_share", "idle_steps", "idle_still_share",
+                          "mean_peak", "per_seed", "seconds"}) {
+    EXPECT_TRUE(r.contains(key)) << key;
+  }
+  EXPECT_EQ(r["scored_steps"].get<int>() + r["blocked_steps"].get<int>() +
+                r["idle_steps"].get<int>(),
+            12);
+  if (!r["estimator_share_on_truth"].is_null()) {
+    EXPECT_GE(r["estimator_share_on_truth"].get<double>(), 0.0);
+  }
+
+  const Json& idle = report["idle"];
+  EXPECT_EQ(idle["psnr_by_frame"].size(), 4u);
+  EXPECT_GT(idle["psnr_db"].get<double>(), 0.0);
+  EXPECT_LE(idle["psnr_db"].get<double>(), 100.0);
+  EXPECT_GE(idle["ssim"].get<double>(), -1.0);
+  EXPECT_LE(idle["ssim"].get<double>(), 1.0);
+
+  const Json& memory = report["memory"];
+  EXPECT_EQ(memory["steps"].get<int>(), 3);
+  EXPECT_EQ(memory["per_seed"].size() + memory["skipped_seeds"].size(), 2u);
+  for (const char* key : {"psnr_db", "truth_psnr_db", "return_psnr_db", "window_frames"}) {
+    EXPECT_TRUE(memory.contains(key)) << key;
+  }
+
+  const Json& stability = report["stability"];
+  EXPECT_TRUE(stability["finite"].get<bool>());
+  EXPECT_EQ(stability["non_finite_blocks"].get<int>(), 0);
+  for (const char* key : {"idle_self_psnr_start_db", "idle_self_psnr_end_db", "delta_db",
+                          "within_1db", "truth_idle_self_psnr_start_db", "detail_ratio",
+                          "mean_rgb_end"}) {
+    EXPECT_TRUE(stability.contains(key)) << key;
+  }
+
+  std::set<std::string> policies;
+  for (const Json& row : report["policies"]["rows"]) {
+    policies.insert(row["policy"].get<std::string>());
+    if (row["policy"] == "dense") continue;
+    EXPECT_GE(row["psnr_db"].get<double>(), 0.0);
+    EXPECT_LE(row["psnr_db"].get<double>(), 100.0);
+    EXPECT_LE(row["ssim"].get<double>(), 1.0);
+    EXPECT_GT(row["flicker_vs_dense"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(policies, (std::set<std::string>{"dense", "headcast", "dummy", "tempcache", "combined"}));
+
+  ASSERT_EQ(report["speed"]["rows"].size(), 5u);
+  for (const Json& row : report["speed"]["rows"]) {
+    EXPECT_GT(row["fps"].get<double>(), 0.0);
+    EXPECT_GT(row["frame_ms_p99"].get<double>(), 0.0);
+    EXPECT_GT(row["model_ms_mean"].get<double>(), 0.0);
+  }
+  EXPECT_GE(report["checks"].size(), 8u);
+}
+
+TEST_F(EvalCli, SelectedMetricsOnly) {
+  const Result result = run_worldcast("eval --weights '" + path("weights") + "'" + kTinyCounts +
+                                      " --metrics idle,speed --policies headcast --json '" +
+                                      path("some.json") + "'");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::ifstream in(path("some.json"));
+  const Json report = Json::parse(in);
+  EXPECT_TRUE(report.contains("idle"));
+  EXPECT_TRUE(report.contains("speed"));
+  EXPECT_FALSE(report.contains("memory"));
+  EXPECT_FALSE(report.contains("policies"));
+  EXPECT_EQ(report["speed"]["rows"].size(), 2u);  // dense + headcast
+}
+
+TEST_F(EvalCli, GameSourceScoresTheCeiling) {
+  const Result result = run_worldcast(
+      "eval --source game --seeds 1 --metrics responsiveness,idle --responsiveness-frames 60"
+      " --idle-frames 8 --quiet --json '" + path("game.json") + "'");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::ifstream in(path("game.json"));
+  const Json report = Json::parse(in);
+  EXPECT_EQ(report["source"], "game");
+  EXPECT_EQ(report["responsiveness"]["share"].get<double>(), 1.0);
+  EXPECT_EQ(report["idle"]["psnr_db"].get<double>(), 100.0);
+}
+
+TEST_F(EvalCli, MissingWeightsNameThePath) {
+  const Result result = run_worldcast("eval --weights '" + path("nowhere") + "' --quiet");
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_NE(result.output.find(path("nowhere")), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("weights not found"), std::string::npos) << result.output;
+}
+
+TEST_F(EvalCli, MissingConfigNamesTheFile) {
+  fs::remove(dir_ / "weights" / "config.json");
+  const Result result = run_worldcast("eval --weights '" + path("weights") + "' --quiet");
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_NE(result.output.find(path("weights/config.json")), std::string::npos) << result.output;
+}
+
+TEST_F(EvalCli, BadConfigNamesTheFileAndField) {
+  Json config = model::model_config_to_json(testing::eval_tiny_config(32));
+  config["hidden_size"] = 32;  // a typo'd key
+  std::ofstream(path("bad.json")) << config.dump();
+  const Result result =
+      run_worldcast("eval --weights '" + path("weights") + "' --config '" + path("bad.json") +
+                    "' --quiet");
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_NE(result.output.find(path("bad.json")), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("hidden_size"), std::string::npos) << result.output;
+}
+
+TEST_F(EvalCli, WeightsThatDoNotFitTheConfigNameTheTensor) {
+  model::ModelConfig other = testing::eval_tiny_config(32);
+  other.hidden = 64;
+  other.head_dim = 32;
+  std::ofstream(path("other.json")) << model::model_config_to_json(other).dump();
+  const Result result =
+      run_worldcast("eval --weights '" + path("weights") + "' --config '" + path("other.json") +
+                    "' --quiet" + kTinyCounts);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_NE(result.output.find(path("weights")), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("shape"), std::string::npos) << result.output;
+}
+
+TEST_F(EvalCli, BadOptionsAreNamed) {
+  Result result = run_worldcast("eval --weights '" + path("weights") + "' --metrics idle,fun");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("unknown metric 'fun'"), std::string::npos) << result.output;
+  result = run_worldcast("eval --weights '" + path("weights") + "' --settings 'dense={'");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("--settings dense"), std::string::npos) << result.output;
+  result = run_worldcast("eval --quiet");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("--weights"), std::string::npos) << result.output;
+}
+
+}  // namespace
+}  // namespace wc::eval
