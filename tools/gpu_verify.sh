@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# One pass on the GPU machine (see ../shared/device/README.md): build the GPU-facing targets, run
+# every CUDA test, the presentation bench, the bundled model's speed and the 720P model bench.
+# Each step has its own time limit so a slow or failing step still leaves the others' results.
+# Usage (device tool, carry .gpu-deps and a snapshot in .snap): bash tools/gpu_verify.sh .snap
+set -u
+ROOT=$(pwd)
+source "$ROOT/tools/device_env.sh"
+cd "${1:-.}"
+OUT=${OUT:-$ROOT/out}
+mkdir -p "$OUT"
+step() {  # step NAME SECONDS COMMAND...
+  local name=$1 limit=$2
+  shift 2
+  local start=$SECONDS
+  timeout "$limit" stdbuf -oL -eL "$@" > "$OUT/$name.log" 2>&1
+  echo "== $name: exit $? in $((SECONDS - start)) s" | tee -a "$OUT/summary.txt"
+}
+step configure 60 cmake --preset gpu
+step build 200 cmake --build --preset gpu -j 16 -k 0 --target worldcast gpu_tests model_gpu_tests \
+  present_gpu_tests plugin_gpu_tests plugin_vulkan_tests
+grep -m8 -B2 -A6 "error:" "$OUT/build.log" >> "$OUT/summary.txt"
+B=build/gpu
+W=$B/ui/cli/worldcast
+for t in gpu_tests model_gpu_tests present_gpu_tests plugin_gpu_tests plugin_vulkan_tests; do
+  bin=$(find $B -name "$t" -type f -perm -u+x | head -1)
+  [ -n "$bin" ] && step "$t" 90 "$bin" --gtest_brief=1
+  tail -3 "$OUT/$t.log" >> "$OUT/summary.txt" 2>/dev/null
+done
+step bench_present 40 $W bench present --res 128x128,1280x720 --frames 300 --json "$OUT/present.json"
+step eval_speed 50 $W eval --weights assets/models/game-small --device cuda --metrics speed \
+  --seeds 1 --speed-frames 300 --json "$OUT/eval_speed.json"
+step bench_model 90 $W bench model --config assets/configs/wan2.1-1.3b.json --device cuda --resolution 720p --policies dense,headcast,dummy \
+  --blocks 3 --json "$OUT/bench_model_720p.json"
+cat "$OUT/summary.txt"
