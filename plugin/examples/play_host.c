@@ -31,6 +31,23 @@ static int fail(const char* call, wc_result result, wc_session session) {
   return 1;
 }
 
+/* mkdir -p: the output folder and any missing parents. */
+static int make_directories(const char* path) {
+  char partial[4096];
+  size_t i, n = strlen(path);
+  if (n == 0 || n >= sizeof partial) return -1;
+  for (i = 1; i <= n; ++i) {
+    if (path[i] != '/' && path[i] != '\0') continue;
+    memcpy(partial, path, i);
+    partial[i] = '\0';
+    if (mkdir(partial, 0755) != 0 && errno != EEXIST) {
+      perror(partial);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 static int load_actions(const char* path, int32_t** actions, uint32_t* count) {
   wc_result result;
   *actions = NULL;
@@ -147,10 +164,7 @@ int main(int argc, char** argv) {
   wc_result result;
   int status;
   if (parse_host_options(argc, argv, &o)) return 2;
-  if (mkdir(o.out_dir, 0755) != 0 && errno != EEXIST) {
-    perror(o.out_dir);
-    return 1;
-  }
+  if (make_directories(o.out_dir)) return 1;
   if (WC_VERSION_MAJOR(wc_abi_version()) != WC_VERSION_MAJOR(WC_ABI_VERSION)) {
     fprintf(stderr, "libworldcast_plugin has another ABI major version\n");
     return 1;
@@ -161,7 +175,7 @@ int main(int argc, char** argv) {
   desc.abi_version = WC_ABI_VERSION;
   desc.device = WC_DEVICE_AUTO;
   desc.log = on_log;
-  desc.log_level = WC_LOG_WARNING;
+  desc.log_level = WC_LOG_ERROR; /* failures are also reported by fail() */
   if (o.vulkan) {
     /* The engine's GPU decides: its deviceUUID goes to the plugin before either device exists. */
     vulkan = vulkan_host_create(o.validate, desc.device_uuid);

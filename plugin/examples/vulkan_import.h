@@ -8,6 +8,10 @@
 #include <stdint.h>
 #include <worldcast/worldcast.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct vulkan_host vulkan_host;
 
 /* Creates the instance (with validation and a counting messenger if asked) and picks the
@@ -28,5 +32,9 @@ int vulkan_host_read_frame(vulkan_host* host, wc_session session, uint8_t* rgba)
 
 uint64_t vulkan_host_validation_errors(const vulkan_host* host);
 void vulkan_host_destroy(vulkan_host* host);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -234,7 +234,9 @@ WC_API wc_result wc_session_destroy(wc_session session_handle) {
       throw PluginError(WC_RESULT_ERROR_INVALID_HANDLE,
                         "not a live session handle (null, destroyed, or another type)");
     }
-    ScopedLogTarget log(session->runtime().log_target());
+    // The runtime outlives the log scope even if this session held its last reference.
+    const std::shared_ptr<Runtime> runtime = session->runtime_ptr();
+    ScopedLogTarget log(runtime->log_target());
     session.reset();  // frees it here unless a call on another thread still uses it
     return WC_RESULT_OK;
   });

@@ -221,7 +221,8 @@ void PluginSession::publish(bool restart, double step_ms) {
   }
   latest_.assign(rgba, rgba + bytes);
   latest_index_ = frames_->frame_index();
-  latest_delivered_ = false;
+  // A first frame after create/reset/load that nobody fetched was not dropped by a step.
+  latest_delivered_ = restart;
   snapshot_ = std::move(snap);
 }
 

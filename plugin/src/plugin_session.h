@@ -87,7 +87,7 @@ class PluginSession final : public ErrorSink {
   std::deque<int32_t> actions_;
   std::vector<uint8_t> latest_;  // RGBA8 of the newest frame
   uint64_t latest_index_ = 0;
-  bool latest_delivered_ = false;
+  bool latest_delivered_ = false;  // returned by a get (or a first frame: see publish)
   uint64_t dropped_since_get_ = 0;
   uint64_t frames_dropped_ = 0;
   Snapshot snapshot_;

@@ -95,6 +95,8 @@ TEST(PluginModel, LiveSettingsAreValidatedBeforeAnythingChanges) {
 TEST(PluginModel, SavedStatesReplayAndBadOnesAreRejected) {
   Runtime runtime;
   Session session(runtime.get(), model_desc("dense", nullptr, 21));
+  // Settings changed live are part of what a saved state reproduces.
+  ASSERT_EQ(wc_session_set_settings(session.get(), "{\"window\": 4}"), WC_RESULT_OK);
   step(session.get(), WC_ACTION_RIGHT);
   step(session.get(), WC_ACTION_DOWN);
   uint64_t index = 0;
@@ -116,6 +118,7 @@ TEST(PluginModel, SavedStatesReplayAndBadOnesAreRejected) {
       << session_error(session.get());
   EXPECT_EQ(cpu_frame(session.get(), 128, 128, &index), saved_frame);
   EXPECT_EQ(index, 2u);
+  EXPECT_EQ(settings(session.get()), "{\"window\":4}");
 
   EXPECT_EQ(wc_session_load_state(session.get(), (dir / "missing.state").string().c_str()),
             WC_RESULT_ERROR_IO);

@@ -32,7 +32,9 @@ TEST(PluginVulkan, ListsTheExtensionsAHostMustEnable) {
   ASSERT_EQ(wc_runtime_vulkan_device_extensions(runtime.get(), names.data(), count, &count),
             WC_RESULT_OK);
   EXPECT_STREQ(names[0], "VK_KHR_external_memory_fd");
-  if (count > 1) EXPECT_STREQ(names[1], "VK_KHR_external_semaphore_fd");
+  if (count > 1) {
+    EXPECT_STREQ(names[1], "VK_KHR_external_semaphore_fd");
+  }
   const char* one = nullptr;
   if (count > 1) {
     EXPECT_EQ(wc_runtime_vulkan_device_extensions(runtime.get(), &one, 1, &count),
@@ -49,19 +51,22 @@ TEST(PluginVulkan, AnUnknownDeviceUuidIsUnsupported) {
   std::memset(desc.device_uuid, 0xee, sizeof(desc.device_uuid));
   wc_runtime runtime = WC_NULL_HANDLE;
   ASSERT_EQ(wc_runtime_create(&desc, &runtime), WC_RESULT_OK) << "the CPU needs no UUID";
-  Session session(runtime, game_desc());
-  wc_vulkan_export exported{};
-  exported.struct_size = sizeof(exported);
-  EXPECT_EQ(wc_session_export_vulkan(session.get(), &exported), WC_RESULT_ERROR_UNSUPPORTED);
-  EXPECT_NE(session_error(session.get()).find("deviceUUID"), std::string::npos)
-      << session_error(session.get());
-  const char* names[4];
-  uint32_t count = 0;
-  EXPECT_EQ(wc_runtime_vulkan_device_extensions(runtime, names, 4, &count),
-            WC_RESULT_ERROR_UNSUPPORTED);
-  exported.struct_size = 12;
-  EXPECT_EQ(wc_session_export_vulkan(session.get(), &exported), WC_RESULT_ERROR_VERSION_MISMATCH);
-  EXPECT_EQ(wc_session_export_vulkan(session.get(), nullptr), WC_RESULT_ERROR_INVALID_ARGUMENT);
+  {
+    Session session(runtime, game_desc());
+    wc_vulkan_export exported{};
+    exported.struct_size = sizeof(exported);
+    EXPECT_EQ(wc_session_export_vulkan(session.get(), &exported), WC_RESULT_ERROR_UNSUPPORTED);
+    EXPECT_NE(session_error(session.get()).find("deviceUUID"), std::string::npos)
+        << session_error(session.get());
+    const char* names[4];
+    uint32_t count = 0;
+    EXPECT_EQ(wc_runtime_vulkan_device_extensions(runtime, names, 4, &count),
+              WC_RESULT_ERROR_UNSUPPORTED);
+    exported.struct_size = 12;
+    EXPECT_EQ(wc_session_export_vulkan(session.get(), &exported),
+              WC_RESULT_ERROR_VERSION_MISMATCH);
+    EXPECT_EQ(wc_session_export_vulkan(session.get(), nullptr), WC_RESULT_ERROR_INVALID_ARGUMENT);
+  }
   EXPECT_EQ(wc_runtime_destroy(runtime), WC_RESULT_OK);
 }
 

@@ -258,110 +258,131 @@ typedef struct wc_stats {
                                       play, lowest latency); default: the oldest (replays) */
 
 /* ---------------------------------------------------------------------------------------------
- * Threading. Every function may be called from any thread. Calls on one session are
- * serialised inside the library: wc_session_step, _reset, _set_settings, _set_policy,
- * _save_state and _load_state may wait for a model step in progress on another thread; the
- * others (_push_action, _get_frame, _release_frame, _export_vulkan, _get_stats, _get_info,
- * _last_error) never wait for a model step, so a render thread can poll frames while a worker
- * thread steps. A call racing with the destroy of its object either completes or returns
+ * Threading. The library starts no threads; every function may be called from any thread and
+ * each says under "Threads:" what it may wait for:
+ *  - "never waits": returns without waiting for other calls beyond brief copies.
+ *  - "waits for a step": serialised with the session's other model calls (wc_session_step,
+ *    _reset, _set_settings, _set_policy, _save_state, _load_state); it may wait for a model
+ *    step running on another thread. So a worker thread can step while the render thread
+ *    pushes actions and polls frames and stats, which never wait for a step.
+ * A call racing with the destroy of its object either completes or returns
  * WC_RESULT_ERROR_INVALID_HANDLE; the object is freed when the last such call returns.
  * ------------------------------------------------------------------------------------------ */
 
-/* The library's ABI version (WC_ABI_VERSION it was built with). Any thread. */
+/* The library's ABI version (the WC_ABI_VERSION it was built with).
+ * Threads: never waits; callable before any runtime exists. */
 WC_API uint32_t wc_abi_version(void);
 
-/* A static English name for a result ("WC_RESULT_ERROR_INVALID_HANDLE"); never NULL. */
+/* A static name for a result ("WC_RESULT_ERROR_INVALID_HANDLE"); never NULL.
+ * Threads: never waits; callable before any runtime exists. */
 WC_API const char* wc_result_string(wc_result result);
 
 /* The message of the calling thread's last failed wc_* call, two-call idiom: writes at most
- * `capacity` bytes (NUL-terminated) and sets *length to the full length + 1. `buffer` may be
- * NULL with capacity 0 to query the length. "" when no call failed on this thread. */
+ * `capacity` bytes (NUL-terminated, WC_RESULT_INCOMPLETE if cut) and sets *length to the full
+ * length + 1; `buffer` may be NULL with capacity 0 to query the length. "" when no call failed
+ * on this thread. Threads: never waits; reads only the calling thread's message. */
 WC_API wc_result wc_last_error(char* buffer, uint32_t capacity, uint32_t* length);
 
-/* Creates a runtime: the compute device (and, on first use, the plugin's Vulkan device). Any
- * thread. A major ABI version other than the library's is WC_RESULT_ERROR_VERSION_MISMATCH. */
+/* Creates a runtime: the compute device (chosen by device_uuid when given) and, on first use,
+ * the plugin's own headless Vulkan device. A major ABI version other than the library's is
+ * WC_RESULT_ERROR_VERSION_MISMATCH. Threads: never waits. */
 WC_API wc_result wc_runtime_create(const wc_runtime_desc* desc, wc_runtime* out_runtime);
 
-/* Destroys the runtime and every session created from it (their handles become invalid). */
+/* Destroys the runtime and every session created from it (their handles become invalid).
+ * Threads: any thread; calls in flight on its sessions finish first (see above). */
 WC_API wc_result wc_runtime_destroy(wc_runtime runtime);
 
 /* The Vulkan device extensions a host must enable on its VkDevice to import this runtime's
- * frames (static strings). Call after choosing the physical device and before vkCreateDevice;
- * also needs Vulkan 1.2 with the timelineSemaphore feature. Two-call idiom: *count is set to
- * the full count; WC_RESULT_INCOMPLETE when `capacity` is smaller. Creates the plugin's Vulkan
- * device if needed; WC_RESULT_ERROR_UNSUPPORTED when there is no usable one. */
+ * frames (static strings), beyond Vulkan 1.2 with the timelineSemaphore feature. Call after
+ * choosing the physical device (its UUID in wc_runtime_desc) and before vkCreateDevice.
+ * Two-call idiom: *count is set to the full count; WC_RESULT_INCOMPLETE when `capacity` is
+ * smaller. Creates the plugin's Vulkan device if needed; WC_RESULT_ERROR_UNSUPPORTED when there
+ * is no usable one. Threads: waits only while that device is being created. */
 WC_API wc_result wc_runtime_vulkan_device_extensions(wc_runtime runtime, const char** names,
                                                      uint32_t capacity, uint32_t* count);
 
 /* Creates a session: loads the config and weights, creates the policy and seeds the first
- * frame (frame_index 0). Blocks for the load (seconds for large models). */
+ * frame (frame_index 0). Threads: never waits for other calls, but takes the load's time
+ * (seconds for large models): call it off the render thread. */
 WC_API wc_result wc_session_create(wc_runtime runtime, const wc_session_desc* desc,
                                    wc_session* out_session);
+
+/* Destroys a session; its frame slots and exports become invalid (fds already imported keep
+ * their memory alive). Threads: never waits; a step in flight finishes on its thread first. */
 WC_API wc_result wc_session_destroy(wc_session session);
 
-/* The message of the last failed call on this session (any thread; two-call idiom as
- * wc_last_error). */
+/* The message of the last failed call on this session, from whichever thread made it (two-call
+ * idiom as wc_last_error). Threads: never waits. */
 WC_API wc_result wc_session_last_error(wc_session session, char* buffer, uint32_t capacity,
                                        uint32_t* length);
 
+/* Frame size, actions, model shape and the current policy. Threads: never waits. */
 WC_API wc_result wc_session_get_info(wc_session session, wc_session_info* out_info);
 
-/* Queues an action (0 .. num_actions - 1) for the next wc_session_step; never blocks. At most
- * 1024 are queued; beyond that the oldest is dropped. */
+/* Queues an action (0 .. num_actions - 1) for a later wc_session_step. At most 1024 are
+ * queued; beyond that the oldest is dropped. Threads: never waits. */
 WC_API wc_result wc_session_push_action(wc_session session, int32_t action);
 
 /* Produces the next frame under the next queued action (WC_ACTION_NONE when none is queued;
  * see WC_STEP_NEWEST_ACTION). With frames_per_block > 1, a model block is generated every
- * frames_per_block steps and the other steps return at once. Blocks for the model's time. */
+ * frames_per_block steps and the other steps return at once.
+ * Threads: waits for a step; takes the model's time (call it from a worker thread). */
 WC_API wc_result wc_session_step(wc_session session, uint32_t flags);
 
-/* Starts over from `seed` (the queued actions are dropped). */
+/* Starts over from `seed` (the queued actions are dropped). Threads: waits for a step. */
 WC_API wc_result wc_session_reset(wc_session session, uint64_t seed);
 
 /* The newest frame as `request->kind`. CPU: copied into request->cpu_pixels. CUDA/Vulkan: copied
- * into a free slot of the session's ring of 3; WC_RESULT_NOT_READY when the host holds all of
- * them. Returns WC_RESULT_FRAME_DROPPED (with the frame) when steps happened since the previous
- * get that no get returned. Never waits for a model step. */
+ * into a free slot of the session's ring of 3; WC_RESULT_NOT_READY (nothing returned) when the
+ * host holds all of them. WC_RESULT_FRAME_DROPPED (with the frame) when steps happened since
+ * the previous get that no get returned. Threads: never waits for a step (a device-local
+ * Vulkan ring without an exportable semaphore waits for its own small copy). */
 WC_API wc_result wc_session_get_frame(wc_session session, const wc_frame_request* request,
                                       wc_frame* out_frame);
 
 /* Gives a CUDA or Vulkan slot back; call once the host's reads of it have completed (e.g. after
- * the fence of the submission that copied it). Each token is released once. */
+ * the fence of the submission that copied it). Each token is released once.
+ * Threads: never waits. */
 WC_API wc_result wc_session_release_frame(wc_session session, uint64_t release_token);
 
 /* Exports the session's Vulkan frame ring (created on first use): the memory fd and timeline
- * semaphore fd a host imports once, then reads frames by slot. Each call returns new fds. */
+ * semaphore fd a host imports once, then reads frames by slot. Each call returns new fds.
+ * Threads: never waits for a step (the first call may create the plugin's Vulkan device). */
 WC_API wc_result wc_session_export_vulkan(wc_session session, wc_vulkan_export* out_export);
 
-/* A snapshot of the session's statistics, taken after the last step; never waits for a step. */
+/* A snapshot of the session's statistics, taken after the last step. Threads: never waits. */
 WC_API wc_result wc_session_get_stats(wc_session session, wc_stats* stats);
 
 /* Applies policy settings live (a JSON object of the current policy's keys, e.g.
  * {"theta_sink": 0.9}); they take effect from the next block. Invalid JSON, unknown keys or bad
- * values: WC_RESULT_ERROR_INVALID_ARGUMENT and nothing changes. */
+ * values: WC_RESULT_ERROR_INVALID_ARGUMENT and nothing changes. Threads: waits for a step. */
 WC_API wc_result wc_session_set_settings(wc_session session, const char* settings_json);
 
-/* The current policy settings as a JSON object (two-call idiom as wc_last_error). */
+/* The current policy's settings as a JSON object (two-call idiom as wc_last_error).
+ * Threads: never waits (a snapshot taken after the last change). */
 WC_API wc_result wc_session_get_settings(wc_session session, char* buffer, uint32_t capacity,
                                          uint32_t* length);
 
-/* Switches the attention policy (e.g. "dense", "headcast", "dummy", "tempcache",
- * "headcast+tempcache") with its settings (JSON object; NULL = {}) between blocks, keeping the
- * game: the frames in context are committed again through the new policy. An unknown policy or
- * bad settings: WC_RESULT_ERROR_INVALID_ARGUMENT and nothing changes. */
+/* Switches the attention policy ("dense", "headcast", "dummy", "tempcache",
+ * "headcast+tempcache") with its settings (JSON object; NULL = {}), keeping the game: the
+ * frames in context are committed again through the new policy. An unknown policy or bad
+ * settings: WC_RESULT_ERROR_INVALID_ARGUMENT and nothing changes. Threads: waits for a step. */
 WC_API wc_result wc_session_set_policy(wc_session session, const char* policy,
                                        const char* settings_json);
 
-/* Saves what reproduces this rollout (seed, policy, actions; written atomically) / replays a
- * saved one. MODEL sessions only. A bad or mismatching file is WC_RESULT_ERROR_BAD_CHECKPOINT
- * and leaves the session unchanged; an unreadable/unwritable path is WC_RESULT_ERROR_IO. */
+/* Saves what reproduces this rollout (seed, policy and settings, actions; written atomically)
+ * / replays a saved one (same config, weights and device). MODEL sessions only. A bad or
+ * mismatching file is WC_RESULT_ERROR_BAD_CHECKPOINT and leaves the session unchanged; a missing
+ * file or folder is WC_RESULT_ERROR_IO. Threads: wait for a step; loading replays the rollout
+ * (the model's time per saved block). */
 WC_API wc_result wc_session_save_state(wc_session session, const char* path);
 WC_API wc_result wc_session_load_state(wc_session session, const char* path);
 
 /* Reads an action script (the format of `worldcast play --actions`: "right 12" per line,
  * '#' comments) into actions[0 .. capacity). Two-call idiom: *count is set to the full count;
  * WC_RESULT_INCOMPLETE when capacity is smaller. A malformed file is
- * WC_RESULT_ERROR_INVALID_ARGUMENT with "FILE:LINE: ..." in wc_last_error. Any thread. */
+ * WC_RESULT_ERROR_INVALID_ARGUMENT with "FILE:LINE: ..." in wc_last_error; a missing one
+ * WC_RESULT_ERROR_IO. Threads: never waits; callable before any runtime exists. */
 WC_API wc_result wc_action_script_load(const char* path, int32_t* actions, uint32_t capacity,
                                        uint32_t* count);
 
