@@ -80,6 +80,9 @@ struct Session::Rollout {
   std::optional<ContextBlock> first_block;
   std::deque<ContextBlock> recent_blocks;  // at most options.context_blocks (-1: all)
   double switch_ms = 0.0;
+  // Blocks the current policy never saw (dropped before a switch): it numbers blocks from its
+  // first re-committed one, as its stores expect consecutive blocks. See Note [Policy switch].
+  int64_t policy_offset = 0;
 };
 
 struct Session::Impl {
@@ -116,7 +119,8 @@ struct Session::Impl {
 
   void commit_block(Rollout& r, const at::Tensor& x0, const at::Tensor& actions) const {
     const at::Tensor eps = config.sampler.context_noise > 0.0 ? draw_noise(r) : at::Tensor();
-    r.sampler->commit(x0, actions, r.next_block, r.next_block * frames_per_block(), eps);
+    r.sampler->commit(x0, actions, r.next_block - r.policy_offset,
+                      r.next_block * frames_per_block(), eps);
     ContextBlock kept{x0, actions, eps, r.next_block};
     if (r.next_block == 0) {
       r.first_block = std::move(kept);
@@ -130,14 +134,18 @@ struct Session::Impl {
     ++r.next_block;
   }
 
-  // The kept clean passes again, through `sampler` (a new policy's), in their original order.
-  void recommit_context(const Rollout& r, BlockSampler& sampler) const {
+  // The kept clean passes again, through `sampler` (a new policy's), in their original order
+  // and at their original frame positions, numbered 0, 1, ... for the policy. Returns the
+  // policy offset from then on.
+  int64_t recommit_context(const Rollout& r, BlockSampler& sampler) const {
+    int64_t policy_block = 0;
     const auto recommit = [&](const ContextBlock& b) {
-      sampler.commit(b.x0, b.actions, b.block_index, b.block_index * frames_per_block(), b.eps);
+      sampler.commit(b.x0, b.actions, policy_block++, b.block_index * frames_per_block(), b.eps);
     };
     if (r.first_block) recommit(*r.first_block);
     for (const ContextBlock& b : r.recent_blocks) recommit(b);
     sync();
+    return r.next_block - policy_block;
   }
 
   // `block` [F, C, H, W] on the model's device becomes the shown block; its host copy and RGBA8
@@ -212,7 +220,8 @@ struct Session::Impl {
     Stopwatch model_time;
     const at::Tensor a = action_tensor(actions);
     const at::Tensor x0 =
-        r.sampler->denoise(draw_noise(r), a, r.next_block, r.next_block * frames_per_block());
+        r.sampler->denoise(draw_noise(r), a, r.next_block - r.policy_offset,
+                           r.next_block * frames_per_block());
     commit_block(r, x0, a);
     sync();
     r.model_ms = model_time.elapsed_ms();
@@ -358,9 +367,10 @@ void Session::switch_policy(const std::string& name, const nlohmann::json& setti
   // Build and fill the new policy completely before touching the rollout (no partial state).
   auto policy = attention::create_policy(name, impl_->shape, object);
   auto sampler = std::make_unique<BlockSampler>(*impl_->model.ptr(), *policy, impl_->size);
-  impl_->recommit_context(r, *sampler);
+  const int64_t offset = impl_->recommit_context(r, *sampler);
   r.sampler = std::move(sampler);
   r.policy = std::move(policy);
+  r.policy_offset = offset;
   impl_->policy_name = name;
   impl_->policy_settings = object;
   r.switch_ms = watch.elapsed_ms();
@@ -392,7 +402,7 @@ void Session::reclassify_policy() {
   // Some policies restart from nothing (combined resets): give them the context back.
   if (r.policy->stats().total_tokens() == 0 && (r.first_block || !r.recent_blocks.empty())) {
     Stopwatch watch;
-    impl_->recommit_context(r, *r.sampler);
+    r.policy_offset = impl_->recommit_context(r, *r.sampler);
     r.switch_ms = watch.elapsed_ms();
   }
 }

@@ -22,16 +22,19 @@ namespace wc::rollout {
 // x0, its actions, its AR block index and its context noise. The Session keeps those inputs for
 // the first block (every windowed policy's sink) and the most recent `context_blocks` blocks, so
 // switch_policy builds the new policy's caches by running those clean passes again, in order, at
-// their original positions, without drawing noise: the generator, the frame index and the game
-// go on. While no block has been dropped from that context (blocks since reset <=
+// their original frame positions, without drawing noise: the generator, the frame index and the
+// game go on. While no block has been dropped from that context (blocks since reset <=
 // context_blocks + 1, or context_blocks = -1), the new policy receives bit-for-bit the commits
 // it would have received from the start: for a policy whose state is what was committed (dense,
-// tempcache), switching to the same policy and settings changes nothing; a cast policy
-// (headcast, dummy, combined) starts uncast and classifies again after its warm-up. Later, the
-// oldest kept blocks are encoded again with less history than they first saw (their own
-// predecessors are gone): the new policy starts from the same frames, not identical K/V. A
-// switch costs one clean pass per kept block (a one-time hitch); a kept block costs its frames'
-// values (F x C x H x W), no K/V.
+// tempcache), switching to the same policy and settings changes nothing. Later, the oldest kept
+// blocks are encoded again with less history than they first saw (their own predecessors are
+// gone): the new policy starts from the same frames, not identical K/V. The policies' stores
+// expect consecutive blocks, so the new policy numbers the kept blocks 0, 1, ... and every later
+// block likewise (the Session keeps the offset; RoPE positions stay the real ones). A cast policy
+// (headcast, dummy, combined) starts uncast: it classifies during the re-commit when the context
+// already fills its warm-up window, else after its warm-up as from a reset. A switch costs one
+// clean pass per kept block (a one-time hitch); a kept block costs its frames' values
+// (F x C x H x W), no K/V.
 
 struct SessionOptions {
   std::string resolution;  // a named resolution of the config; "" = its default frame
