@@ -205,9 +205,8 @@ CudaFrameSink::CudaFrameSink(vk::Context& context, int width, int height, int cu
          VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
          VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT});
   });
-  log_info("frame path: cuda (CUDA device ", cuda_device, " = ", context.device_name(), ", ",
-           width, "x", height, ", ", dedicated ? "dedicated" : "suballocated",
-           " exported memory)");
+  log_info("frame path: cuda (CUDA device ", cuda_device, " = ", context.device_name(), ", ", width,
+           "x", height, ", ", dedicated ? "dedicated" : "suballocated", " exported memory)");
 }
 
 CudaFrameSink::~CudaFrameSink() {
@@ -259,8 +258,8 @@ void CudaFrameSink::publish(const uint8_t* rgba, uint64_t frame_index) {
   try {
     cudaStream_t stream = cuda_->upload_stream;
     written = cuda_->write_slot(release, stream, [&] {
-      return cudaMemcpyAsync(cuda_->pixels[target], rgba, cuda_->slot_bytes,
-                             cudaMemcpyHostToDevice, stream);
+      return cudaMemcpyAsync(cuda_->pixels[target], rgba, cuda_->slot_bytes, cudaMemcpyHostToDevice,
+                             stream);
     });
     // The caller may reuse `rgba` as soon as this returns.
     check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
@@ -285,7 +284,7 @@ void CudaFrameSink::publish_device(const DeviceFrame& frame, uint64_t frame_inde
   cuda::RgbaConvertParams params;
   params.src = frame.data;
   params.src_type = frame.type == DeviceFrameType::kBFloat16 ? cuda::RgbaSourceType::kBFloat16
-                                                              : cuda::RgbaSourceType::kFloat32;
+                                                             : cuda::RgbaSourceType::kFloat32;
   params.channel_stride = frame.channel_stride;
   params.row_stride = frame.row_stride;
   params.column_stride = frame.column_stride;

@@ -140,7 +140,8 @@ PresentBenchReport run_present_bench(const PresentBenchOptions& options,
 
   PresentBenchReport report;
   report.vulkan_device = context.device_name();
-  if (!cuda) report.cuda_unavailable = "frames on the CPU (--device cpu): no device frames";
+  if (!cuda)
+    report.cuda_unavailable = "the frames are on the CPU (the CUDA path needs --device cuda)";
   const at::Device device = cuda ? at::Device(at::kCUDA, cuda_device) : at::Device(at::kCPU);
   for (const FrameSize2D& size : options.sizes) {
     if (size.width <= 0 || size.height <= 0) throw Error("bench present", "bad frame size");

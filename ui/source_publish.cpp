@@ -34,8 +34,8 @@ void publish_source_frame(const FrameSource& source, FrameSink& sink) {
 
 DeviceFrame device_frame_of(const at::Tensor& frame) {
   if (frame.dim() != 3 || frame.size(0) != 3) {
-    throw Error("device frame", "expected a frame [3, H, W], got " + std::to_string(frame.dim()) +
-                                    " dimensions");
+    throw Error("device frame",
+                "expected a frame [3, H, W], got " + std::to_string(frame.dim()) + " dimensions");
   }
   if (!frame.is_cuda()) throw Error("device frame", "the frame is not in CUDA memory");
   DeviceFrame out;

@@ -28,8 +28,8 @@
 namespace wc::ui {
 namespace {
 
-#define REQUIRE_CUDA()                                              \
-  if (!torch::cuda::is_available()) {                               \
+#define REQUIRE_CUDA()                                               \
+  if (!torch::cuda::is_available()) {                                \
     GTEST_SKIP() << "no CUDA device on this machine (CPU LibTorch)"; \
   }
 
@@ -73,7 +73,8 @@ TEST(CudaFramePath, ConvertKernelMatchesDecodeRgba) {
   at::manual_seed(5);
   // Values past the clamp, and exact .5 ties of the quantiser ((k + 0.5) / 127.5 - 1).
   at::Tensor values = at::rand({3, kH, kW}, at::kCUDA) * 2.4 - 1.2;
-  const at::Tensor ties = (at::randint(0, 255, {kH, kW}, at::kCUDA).to(at::kFloat) + 0.5) / 127.5 - 1;
+  const at::Tensor ties =
+      (at::randint(0, 255, {kH, kW}, at::kCUDA).to(at::kFloat) + 0.5) / 127.5 - 1;
   values.select(0, 1).copy_(ties);
   uint64_t index = 0;
   for (at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
@@ -86,8 +87,7 @@ TEST(CudaFramePath, ConvertKernelMatchesDecodeRgba) {
     const at::Tensor strided = wide.slice(2, 0, 2 * kW, 2);
     ASSERT_EQ(strided.stride(2), 2);
     renderer.sink().publish_device(device_frame_of(strided), ++index);
-    EXPECT_EQ(mismatches(shown(renderer), bytes_of(rollout::decode_rgba(strided.unsqueeze(0)))),
-              0u)
+    EXPECT_EQ(mismatches(shown(renderer), bytes_of(rollout::decode_rgba(strided.unsqueeze(0)))), 0u)
         << dtype << " strided";
   }
   // Host bytes take the same ring (the reference game on this path).
@@ -101,8 +101,8 @@ TEST(CudaFramePath, ConvertKernelMatchesDecodeRgba) {
 
 TEST(CudaFramePath, SessionFramesArePixelIdenticalToTheCpuPath) {
   REQUIRE_CUDA();
-  const model::ModelConfig config =
-      model::load_model_config(std::string(WORLDCAST_SOURCE_DIR) + "/assets/configs/game-small.json");
+  const model::ModelConfig config = model::load_model_config(std::string(WORLDCAST_SOURCE_DIR) +
+                                                             "/assets/configs/game-small.json");
   auto session = rollout::Session::create(config, "", "dense", nlohmann::json::object(), 21,
                                           at::Device(at::kCUDA, 0));
   session->set_host_frames(false);  // the CUDA path needs no host copy; the CPU path makes one

@@ -48,8 +48,6 @@ struct ImportedBuffer {
     info.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
     check(vkCreateBuffer(device, &info, nullptr, &buffer), "vkCreateBuffer(import)");
-    VkMemoryRequirements requirements{};
-    vkGetBufferMemoryRequirements(device, buffer, &requirements);
 
     VkMemoryDedicatedAllocateInfo dedicated{};
     dedicated.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO;
@@ -63,7 +61,8 @@ struct ImportedBuffer {
     alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
     alloc.pNext = &import;
     alloc.allocationSize = source.allocation_size();
-    alloc.memoryTypeIndex = context.find_memory_type(requirements.memoryTypeBits, 0);
+    // An opaque fd is imported with the exporter's size and memory type (same physical device).
+    alloc.memoryTypeIndex = source.memory_type_index();
     check(vkAllocateMemory(device, &alloc, nullptr, &memory), "vkAllocateMemory(import fd)");
     check(vkBindBufferMemory(device, buffer, memory, 0), "vkBindBufferMemory(import)");
   }
@@ -115,8 +114,8 @@ TEST(ExternalBuffer, SecondDeviceWritesWhatTheFirstReads) {
                        VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, 0, VK_PIPELINE_STAGE_TRANSFER_BIT,
                        VK_ACCESS_TRANSFER_WRITE_BIT});
     const VkBufferImageCopy region = whole_image_copy(kWidth, kHeight);
-    vkCmdCopyBufferToImage(cmd, slot.handle(), image.handle(),
-                           VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+    vkCmdCopyBufferToImage(cmd, slot.handle(), image.handle(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                           1, &region);
     record_release_to_external(cmd, slot.handle(), owner.queue_family(),
                                VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
     record_transition(cmd, image.handle(),

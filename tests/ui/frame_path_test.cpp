@@ -28,9 +28,8 @@ std::vector<uint8_t> shown(HeadlessRenderer& renderer) {
 }
 
 std::vector<uint8_t> frame_of(const FrameSource& source) {
-  return std::vector<uint8_t>(source.rgba(),
-                              source.rgba() + static_cast<size_t>(source.width()) *
-                                                  source.height() * 4);
+  return std::vector<uint8_t>(
+      source.rgba(), source.rgba() + static_cast<size_t>(source.width()) * source.height() * 4);
 }
 
 TEST(FramePath, ParsesNamesAndDefaults) {
@@ -41,8 +40,7 @@ TEST(FramePath, ParsesNamesAndDefaults) {
   EXPECT_STREQ(frame_path_name(FramePath::kCuda), "cuda");
   EXPECT_STREQ(frame_path_name(FramePath::kCpu), "cpu");
   EXPECT_EQ(default_frame_path(false), FramePath::kCpu);
-  EXPECT_EQ(default_frame_path(true),
-            cuda_frame_path_built() ? FramePath::kCuda : FramePath::kCpu);
+  EXPECT_EQ(default_frame_path(true), cuda_frame_path_built() ? FramePath::kCuda : FramePath::kCpu);
   EXPECT_EQ(resolve_frame_path("cpu", true), FramePath::kCpu);
   EXPECT_EQ(resolve_frame_path("cuda", false), FramePath::kCuda);
   EXPECT_EQ(resolve_frame_path("", false), FramePath::kCpu);

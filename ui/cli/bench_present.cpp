@@ -1,7 +1,7 @@
 // `worldcast bench present`: presentation cost per frame, CUDA path vs CPU path in one run, from
 // synthetic device frames of the given sizes; a table and, with --json, a JSON file.
-#include <CLI/CLI.hpp>
 #include <torch/cuda.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <memory>
@@ -48,8 +48,8 @@ void run_bench_present(const BenchPresentOptions& o) {
   options.frames = o.frames;
   options.warmup = o.warmup;
   options.validate = o.validate;
-  const std::string device = o.device.empty() ? (torch::cuda::is_available() ? "cuda" : "cpu")
-                                              : o.device;
+  const std::string device =
+      o.device.empty() ? (torch::cuda::is_available() ? "cuda" : "cpu") : o.device;
   try {
     options.device = at::Device(device);
   } catch (const std::exception&) {
@@ -71,7 +71,8 @@ void run_bench_present(const BenchPresentOptions& o) {
   std::fflush(stdout);
   const ui::PresentBenchReport report =
       ui::run_present_bench(options, [](const ui::PresentBenchRow& row) {
-        const std::string size = std::to_string(row.size.width) + "x" + std::to_string(row.size.height);
+        const std::string size =
+            std::to_string(row.size.width) + "x" + std::to_string(row.size.height);
         std::printf("| %-10s | %-4s | %14.4f | %14.4f | %14.4f | %14.4f | %4s | %6s |\n",
                     size.c_str(), row.path.c_str(), row.publish_ms_p50, row.publish_ms_p99,
                     row.present_ms_p50, row.present_ms_p99, row.device_to_host ? "yes" : "no",
@@ -105,7 +106,8 @@ void run_bench_present(const BenchPresentOptions& o) {
 const bool kRegistered = register_bench("present", [](CLI::App& bench) {
   auto o = std::make_shared<BenchPresentOptions>();
   CLI::App* command = bench.add_subcommand(
-      "present", "Per-frame presentation cost: CUDA frame path vs CPU frame path (synthetic frames)");
+      "present",
+      "Per-frame presentation cost: CUDA frame path vs CPU frame path (synthetic frames)");
   command->add_option("--res", o->sizes, "Frame sizes WIDTHxHEIGHT (comma-separated)")
       ->delimiter(',')
       ->capture_default_str();
@@ -120,7 +122,8 @@ const bool kRegistered = register_bench("present", [](CLI::App& bench) {
                       "default cuda when available");
   command->add_option("--dtype", o->dtype, "Frame dtype: bf16 (the model's on CUDA) or f32")
       ->capture_default_str();
-  command->add_flag("--validate", o->validate, "Vulkan validation on (slower; errors fail the run)");
+  command->add_flag("--validate", o->validate,
+                    "Vulkan validation on (slower; errors fail the run)");
   command->add_option("--json", o->json_path, "Also write the result as JSON to FILE");
   command->callback([o] { run_bench_present(*o); });
 });

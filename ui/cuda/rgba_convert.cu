@@ -5,7 +5,9 @@ namespace wc::ui::cuda {
 namespace {
 
 // bfloat16 is the top half of a float32, so widening is a shift (exact, no cuda_bf16.h needed).
-__device__ __forceinline__ float load(const float* p) { return *p; }
+__device__ __forceinline__ float load(const float* p) {
+  return *p;
+}
 __device__ __forceinline__ float load(const uint16_t* p) {
   return __uint_as_float(static_cast<unsigned int>(*p) << 16);
 }

@@ -176,9 +176,8 @@ void Context::pick_physical_device(const ContextOptions& options) {
     DeviceUuid uuid{};
     std::memcpy(uuid.data(), id.deviceUUID, VK_UUID_SIZE);
     // The requested device ranks before every other kind.
-    const int rank = options.device_uuid && uuid == *options.device_uuid
-                         ? -1
-                         : device_type_rank(p.deviceType);
+    const int rank =
+        options.device_uuid && uuid == *options.device_uuid ? -1 : device_type_rank(p.deviceType);
     candidates.push_back({device, *chosen, rank, p, uuid});
   }
   if (candidates.empty()) throw Error("vulkan", "no usable physical device:" + rejected);

@@ -85,8 +85,9 @@ ExternalBuffer::ExternalBuffer(const Context& context, VkDeviceSize size, VkBuff
     alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
     alloc.pNext = &export_info;
     alloc.allocationSize = allocation_size_;
-    alloc.memoryTypeIndex = context.find_memory_type(requirements.memoryRequirements.memoryTypeBits,
-                                                     VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    memory_type_index_ = context.find_memory_type(requirements.memoryRequirements.memoryTypeBits,
+                                                  VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    alloc.memoryTypeIndex = memory_type_index_;
     check(vkAllocateMemory(device_, &alloc, nullptr, &memory_), "vkAllocateMemory(exportable)");
     check(vkBindBufferMemory(device_, buffer_, memory_, 0), "vkBindBufferMemory");
   } catch (...) {

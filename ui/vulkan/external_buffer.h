@@ -4,6 +4,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <cstdint>
 #include <string>
 
 namespace wc::ui::vk {
@@ -28,6 +29,8 @@ class ExternalBuffer {
   VkDeviceSize allocation_size() const { return allocation_size_; }
   // Whether the memory is a dedicated allocation. See Note [Dedicated imports].
   bool dedicated() const { return dedicated_; }
+  // Its memory type: a Vulkan importer of an opaque fd must allocate with the same one.
+  uint32_t memory_type_index() const { return memory_type_index_; }
 
   // A new fd for the memory; the caller owns it (an importer that succeeds takes it over).
   int export_fd() const;
@@ -39,6 +42,7 @@ class ExternalBuffer {
   VkDeviceSize size_ = 0;
   VkDeviceSize allocation_size_ = 0;
   bool dedicated_ = false;
+  uint32_t memory_type_index_ = 0;
 };
 
 // Note [External ownership]: an exported buffer is written outside this VkDevice, so each use
