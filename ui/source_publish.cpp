@@ -22,6 +22,12 @@ bool publishes_device_frames(const FrameSource& source, const FrameSink& sink) {
   return sink.accepts_device_frames() && cuda_session(source) != nullptr;
 }
 
+bool route_frames_to_device(FrameSource& source, const FrameSink& sink) {
+  if (!publishes_device_frames(source, sink)) return false;
+  static_cast<rollout::Session&>(source).set_host_frames(false);
+  return true;
+}
+
 void publish_source_frame(const FrameSource& source, FrameSink& sink) {
   if (sink.accepts_device_frames()) {
     if (const rollout::Session* session = cuda_session(source)) {

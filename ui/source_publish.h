@@ -14,6 +14,11 @@ namespace wc::ui {
 // Whether publish_source_frame would take the device route for this pair.
 bool publishes_device_frames(const FrameSource& source, const FrameSink& sink);
 
+// Call once when the pair is set up: if frames will take the device route, the Session stops
+// copying every block to the host (Session::set_host_frames(false); rgba() still works, lazily).
+// Returns publishes_device_frames(source, sink).
+bool route_frames_to_device(FrameSource& source, const FrameSink& sink);
+
 // Publishes source.rgba() or, per publishes_device_frames, the Session's device frame, with
 // source.frame_index(). The producer thread calls it after each step.
 void publish_source_frame(const FrameSource& source, FrameSink& sink);

@@ -105,12 +105,12 @@ TEST(CudaFramePath, SessionFramesArePixelIdenticalToTheCpuPath) {
                                                              "/assets/configs/game-small.json");
   auto session = rollout::Session::create(config, "", "dense", nlohmann::json::object(), 21,
                                           at::Device(at::kCUDA, 0));
-  session->set_host_frames(false);  // the CUDA path needs no host copy; the CPU path makes one
   const int w = session->width(), h = session->height();
   vk::Context context = make_context();
   HeadlessRenderer cuda(context, cuda_sink(context, w, h), w, h);
   HeadlessRenderer cpu(context, std::make_unique<CpuFrameSink>(context, w, h), w, h);
-  ASSERT_TRUE(publishes_device_frames(*session, cuda.sink()));
+  // The CUDA path needs no host copy (host frames off); the CPU path makes one on demand.
+  ASSERT_TRUE(route_frames_to_device(*session, cuda.sink()));
   ASSERT_FALSE(publishes_device_frames(*session, cpu.sink()));
 
   const std::vector<Action> script = {Action::kNone, Action::kRight, Action::kRight, Action::kUp,

@@ -105,6 +105,7 @@ TEST(FramePath, SessionOnTheCpuPublishesBytesLazilyDecoded) {
   HeadlessRenderer renderer(context, session->width(), session->height(), session->width(),
                             session->height());
   EXPECT_FALSE(publishes_device_frames(*session, renderer.sink()));
+  EXPECT_FALSE(route_frames_to_device(*session, renderer.sink()));
   for (Action action : {Action::kRight, Action::kUp}) {
     session->step(action);
     publish_source_frame(*session, renderer.sink());
