@@ -84,55 +84,59 @@ TEST(ExternalBuffer, SecondDeviceWritesWhatTheFirstReads) {
   EXPECT_EQ(slot.size(), kBytes);
   EXPECT_GE(slot.allocation_size(), kBytes);
 
-  // The writer: another instance and device, as CUDA is another API on the same GPU.
-  std::vector<uint8_t> pattern(kBytes);
-  for (size_t i = 0; i < pattern.size(); ++i) pattern[i] = static_cast<uint8_t>(i * 7 + i / 251);
-  {
-    Context writer(interop_options());
-    ASSERT_EQ(std::memcmp(writer.device_uuid().data(), owner.device_uuid().data(), VK_UUID_SIZE),
-              0);
-    ImportedBuffer imported(writer, slot, slot.export_fd());
-    Buffer staging(writer, kBytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, kHostMemory);
-    std::memcpy(staging.mapped(), pattern.data(), pattern.size());
-    writer.submit_and_wait([&](VkCommandBuffer cmd) {
-      const VkBufferCopy region{0, 0, kBytes};
-      vkCmdCopyBuffer(cmd, staging.handle(), imported.buffer, 1, &region);
-    });
-    EXPECT_EQ(writer.validation_errors(), 0u);
-  }
+  // The writer: another instance and device, as CUDA is another API on the same GPU. It keeps
+  // the slot imported while the owner reads it several times, as the frame ring reuses a slot
+  // (each read acquires the buffer from and releases it back to the external side).
+  Context writer(interop_options());
+  ASSERT_EQ(std::memcmp(writer.device_uuid().data(), owner.device_uuid().data(), VK_UUID_SIZE), 0);
+  ImportedBuffer imported(writer, slot, slot.export_fd());
+  Buffer staging(writer, kBytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, kHostMemory);
 
   // The reader: the same acquire -> copy into an image -> release sequence as the CUDA sink.
   Image image(owner, kWidth, kHeight, VK_FORMAT_R8G8B8A8_UNORM,
               VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
                   VK_IMAGE_USAGE_SAMPLED_BIT);
   Buffer readback(owner, kBytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT, kHostMemory);
-  owner.submit_and_wait([&](VkCommandBuffer cmd) {
-    record_acquire_from_external(cmd, slot.handle(), owner.queue_family(),
+  for (int round = 0; round < 3; ++round) {
+    std::vector<uint8_t> pattern(kBytes);
+    for (size_t i = 0; i < pattern.size(); ++i) {
+      pattern[i] = static_cast<uint8_t>(i * 7 + i / 251 + 31 * round);
+    }
+    std::memcpy(staging.mapped(), pattern.data(), pattern.size());
+    writer.submit_and_wait([&](VkCommandBuffer cmd) {
+      const VkBufferCopy region{0, 0, kBytes};
+      vkCmdCopyBuffer(cmd, staging.handle(), imported.buffer, 1, &region);
+    });
+
+    owner.submit_and_wait([&](VkCommandBuffer cmd) {
+      record_acquire_from_external(cmd, slot.handle(), owner.queue_family(),
+                                   VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+      record_transition(cmd, image.handle(),
+                        {VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                         VK_PIPELINE_STAGE_TRANSFER_BIT, 0, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_ACCESS_TRANSFER_WRITE_BIT});
+      const VkBufferImageCopy region = whole_image_copy(kWidth, kHeight);
+      vkCmdCopyBufferToImage(cmd, slot.handle(), image.handle(),
+                             VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+      record_release_to_external(cmd, slot.handle(), owner.queue_family(),
                                  VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
-    record_transition(cmd, image.handle(),
-                      {VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                       VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, 0, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                       VK_ACCESS_TRANSFER_WRITE_BIT});
-    const VkBufferImageCopy region = whole_image_copy(kWidth, kHeight);
-    vkCmdCopyBufferToImage(cmd, slot.handle(), image.handle(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                           1, &region);
-    record_release_to_external(cmd, slot.handle(), owner.queue_family(),
-                               VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
-    record_transition(cmd, image.handle(),
-                      {VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                       VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-                       VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT});
-    vkCmdCopyImageToBuffer(cmd, image.handle(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                           readback.handle(), 1, &region);
-    VkMemoryBarrier to_host{};
-    to_host.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-    to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
-                         &to_host, 0, nullptr, 0, nullptr);
-  });
-  const auto* pixels = static_cast<const uint8_t*>(readback.mapped());
-  EXPECT_EQ(std::vector<uint8_t>(pixels, pixels + kBytes), pattern);
+      record_transition(cmd, image.handle(),
+                        {VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                         VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                         VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT});
+      vkCmdCopyImageToBuffer(cmd, image.handle(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                             readback.handle(), 1, &region);
+      VkMemoryBarrier to_host{};
+      to_host.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+      to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+      to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+      vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+                           &to_host, 0, nullptr, 0, nullptr);
+    });
+    const auto* pixels = static_cast<const uint8_t*>(readback.mapped());
+    EXPECT_EQ(std::vector<uint8_t>(pixels, pixels + kBytes), pattern) << "round " << round;
+  }
+  EXPECT_EQ(writer.validation_errors(), 0u);
   EXPECT_EQ(owner.validation_errors(), 0u);
 }
 
