@@ -1,6 +1,7 @@
-// TempCache's table updates, vectorised over rows: merging / appending one frame's keys, evicting
-// entries (window, evict_oldest) and collapsing the most similar adjacent entries (merge_closest).
-// See Note [TempCache matching] and Note [TempCache budget].
+// TempCache's table updates, vectorised over rows and free of host synchronisation: merging /
+// appending one frame's keys, evicting entries (window, evict_oldest), collapsing the most similar
+// insertion-order neighbours (merge_closest) and moving entries out of the tail slots.
+// See Note [TempCache matching], Note [TempCache budget] and Note [TempCache slots].
 #pragma once
 
 #include <ATen/ATen.h>
@@ -9,38 +10,68 @@
 
 namespace wc::attention {
 
-// One store's entries as rows (batch x head [x cell]). Slots [0, size_r) of row r hold its
-// entries in insertion order; slot `capacity` is scratch ("trash") for scatters that must go
-// somewhere. keys/values are views of the store's padded buffers (see Note [TempCache bias]).
+// Note [TempCache slots]
+// A store's rows (batch x head [x cell]) hold entries in fixed slots with a validity mask, not in
+// a packed prefix: every tensor keeps one shape from block to block, nothing is ever counted on the
+// host, and no per-block step moves more than one block's worth of keys.
+//  - An entry never moves while it lives (except below); its insertion order is `seq` (frame ·
+//    row_tokens + token of the key that created it), which evict_oldest, merge_closest and the
+//    bucket search use instead of the slot index.
+//  - Appends take the lowest free slots, so every entry sits below the largest size the row ever
+//    had; the store keeps a host-side bound of that (it grows by one frame per committed frame
+//    and is cut back to the limit by enforcement), which is the attention span: no .item().
+//  - After enforcement a row holds at most `limit` entries, but some may sit in the tail slots
+//    [limit, capacity) that the block's appends used. move_tail_entries() moves those into the
+//    holes below `limit` (at most one block's worth of gathers), so the span is `limit` exactly
+//    and the attention cost is that of a dense window of the same size.
+//  - Free slots keep stale keys and values; their logit bias is the pad value, so they get
+//    exactly zero weight (see Note [TempCache bias]).
+// Counters (merges, evictions) are device tensors read only by stats().
 struct EntryTable {
-  at::Tensor keys;        // [R, >= capacity + 1, Dp] store dtype
-  at::Tensor values;      // [R, >= capacity + 1, Dp]
-  at::Tensor counts;      // [R, capacity + 1] float32 group sizes n (0 in free slots)
+  at::Tensor keys;        // [R, >= capacity, Dp] store dtype (views of the store's buffers)
+  at::Tensor values;      // [R, >= capacity, Dp]
+  at::Tensor counts;      // [R, capacity + 1] float32 group sizes n; slot `capacity` is scratch
   at::Tensor last_frame;  // [R, capacity + 1] int64 frame of the representative key
+  at::Tensor seq;         // [R, capacity + 1] int64 insertion order
   at::Tensor sink;        // [R, capacity + 1] bool: appended during the sink (first) block
+  at::Tensor valid;       // [R, capacity + 1] bool: the slot holds an entry (scratch: false)
   at::Tensor codes;       // [R, capacity + 1] int64 LSH bucket of the representative key
-  at::Tensor sizes;       // [R] int64
-  at::Tensor colocated;   // [R, N] int64 entry of the last frame's token at each position
+  at::Tensor inv_norm;    // [R, capacity + 1] float32 1 / |representative key|
+  at::Tensor colocated;   // [R, N] int64 slot of the last frame's token at each position, or -1
+  at::Tensor merges;      // [] int64, on the device
+  at::Tensor evictions;   // [] int64, on the device
   int64_t capacity = 0;
   int64_t head_dim = 0;
 };
 
+// 1 / |x| over the last dim in float32 (0-safe).
+at::Tensor inverse_norm(const at::Tensor& x);
+
 // Merges each key whose `target` is an entry (one key per entry, the newest wins; the others are
-// appended) with n += 1, v̄ += (v − v̄)/n, representative = the new key; appends the rest. k, v:
-// [R, N, D]; codes: [R, N]. Needs capacity >= max(sizes) + N. Returns the number of merges.
-int64_t apply_frame(EntryTable& table, const at::Tensor& k, const at::Tensor& v,
-                    const at::Tensor& codes, const at::Tensor& target, int64_t frame, bool sink);
+// appended) with n += 1, v̄ += (v − v̄)/n, representative = the new key; appends the rest to the
+// lowest free slots. k, v: [R, N, D]; codes: [R, N]; `seq_base` = frame · N. Needs N free slots
+// per row.
+void apply_frame(EntryTable& table, const at::Tensor& k, const at::Tensor& v,
+                 const at::Tensor& codes, const at::Tensor& target, int64_t frame, int64_t seq_base,
+                 bool sink);
 
-// Drops the entries where `drop` ([R, capacity]) is true, keeping order. Returns how many.
-int64_t drop_entries(EntryTable& table, const at::Tensor& drop);
+// Frees the entries where `drop` ([R, capacity]) is true and counts them as evictions.
+void drop_entries(EntryTable& table, const at::Tensor& drop);
 
-// The oldest non-sink entries beyond `budget` per row, as a drop mask [R, capacity].
+// Entries whose representative is older than `oldest_frame`, sink entries excepted.
+at::Tensor older_than(const EntryTable& table, int64_t oldest_frame);
+
+// The oldest (by seq) non-sink entries beyond `budget` per row, as a drop mask [R, capacity].
 at::Tensor oldest_beyond_budget(const EntryTable& table, int64_t budget);
 
-// Collapses the most similar adjacent non-sink pairs (cosine of representatives) until every row
-// holds at most `budget` entries: runs of selected pairs become one entry with the summed count,
-// the count-weighted mean value and the newest representative. Returns the number of entries
-// removed.
-int64_t merge_closest_beyond_budget(EntryTable& table, int64_t budget);
+// Collapses the most similar insertion-order neighbours among non-sink entries (cosine of
+// representatives) until every row holds at most `budget` entries: runs of selected pairs become
+// one entry (the newest member's slot, key and frame) with the summed count and the count-weighted
+// mean value. Counts the removed entries as merges.
+void merge_closest_beyond_budget(EntryTable& table, int64_t budget);
+
+// Moves the entries in slots [limit, capacity) into the lowest free slots below `limit` (each row
+// must hold at most `limit` entries), remapping `colocated`.
+void move_tail_entries(EntryTable& table, int64_t limit);
 
 }  // namespace wc::attention

@@ -1,9 +1,9 @@
-// See temp_cache_store.h, Note [TempCache budget], Note [TempCache matching], Note [TempCache
-// bias].
+// See temp_cache_store.h, Note [TempCache budget], Note [TempCache slots], Note [TempCache
+// matching], Note [TempCache bias]. The per-block path (attend, commit) never reads a device value
+// on the host; inspection lives in temp_cache_store_inspect.cpp.
 #include "engine/attention/temp_cache_store.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "engine/attention/biased_attention.h"
 #include "engine/attention/temp_cache_match.h"
@@ -12,7 +12,7 @@
 namespace wc::attention {
 namespace {
 
-// Initial capacity of a store without budget or window, in frames; it doubles when full.
+// Initial history capacity of a store without budget or window, in frames; it doubles when full.
 constexpr int64_t kUnboundedInitialFrames = 24;
 
 }  // namespace
@@ -32,55 +32,65 @@ TempCacheStore::TempCacheStore(int batch, int groups, int row_tokens, int frames
   const int64_t rows = int64_t{batch} * groups;
   projections_ = lsh_projections(rows, head_dim, settings.lsh_bits, seed, options.device());
   const auto long_options = options.dtype(at::kLong);
-  table_.sizes = at::zeros({rows}, long_options);
   table_.colocated = at::full({rows, row_tokens}, kNoEntry, long_options);
+  table_.merges = at::zeros({}, long_options);
+  table_.evictions = at::zeros({}, long_options);
   table_.head_dim = head_dim;
-  int64_t initial = kUnboundedInitialFrames * row_tokens;
-  if (budget_ > 0) {
-    initial = budget_ + row_tokens;
-  } else if (settings.window > 0) {
-    initial = (settings.window + 1) * row_tokens;
-  }
-  ensure_capacity(initial);
+  limit_ = limit_for(settings, budget);
+  const int64_t block = int64_t{frames_} * row_tokens_;
+  resize(limit_ > 0 ? limit_ + block
+                    : std::max(kUnboundedInitialFrames * row_tokens_, 2 * block));
 }
 
-void TempCacheStore::ensure_capacity(int64_t needed) {
-  if (needed <= table_.capacity) return;
+int64_t TempCacheStore::limit_for(const TempCacheSettings& settings, int64_t budget) const {
+  int64_t limit = budget;
+  if (settings.window > 0) {
+    const int64_t window = settings.window * row_tokens_;
+    limit = limit > 0 ? std::min(limit, window) : window;
+  }
+  return limit;
+}
+
+void TempCacheStore::resize(int64_t capacity) {
   const int64_t old = table_.capacity;
-  const int64_t cap = old == 0 ? needed : std::max(needed, 2 * old);
+  const int64_t kept = std::min(old, capacity);
   const int64_t rows = int64_t{batch_} * groups_;
-  const int64_t slots = cap + int64_t{frames_} * row_tokens_;
+  const int64_t slots = capacity + 1;
   const int64_t dp = padded_head_dim(head_dim_);
   at::Tensor keys = at::zeros({batch_, groups_, slots, dp}, options_);
   at::Tensor values = at::zeros_like(keys);
-  at::Tensor bias = at::zeros({batch_, groups_, slots}, options_.dtype(at::kFloat));
-  const auto meta = [&](at::ScalarType type) {
-    return at::zeros({rows, cap + 1}, options_.dtype(type));
-  };
-  EntryTable t;
+  const auto meta = [&](at::ScalarType type) { return at::zeros({rows, slots}, options_.dtype(type)); };
+  EntryTable t = table_;
   t.counts = meta(at::kFloat);
   t.last_frame = meta(at::kLong);
+  t.seq = meta(at::kLong);
   t.sink = meta(at::kBool);
+  t.valid = meta(at::kBool);
   t.codes = meta(at::kLong);
-  if (old > 0) {
-    keys.narrow(2, 0, old).copy_(keys_.narrow(2, 0, old));
-    values.narrow(2, 0, old).copy_(values_.narrow(2, 0, old));
-    bias.narrow(2, 0, max_size_).copy_(bias_.narrow(2, 0, max_size_));
-    t.counts.narrow(1, 0, old).copy_(table_.counts.narrow(1, 0, old));
-    t.last_frame.narrow(1, 0, old).copy_(table_.last_frame.narrow(1, 0, old));
-    t.sink.narrow(1, 0, old).copy_(table_.sink.narrow(1, 0, old));
-    t.codes.narrow(1, 0, old).copy_(table_.codes.narrow(1, 0, old));
+  t.inv_norm = meta(at::kFloat);
+  if (kept > 0) {
+    keys.narrow(2, 0, kept).copy_(keys_.narrow(2, 0, kept));
+    values.narrow(2, 0, kept).copy_(values_.narrow(2, 0, kept));
+    for (auto [to, from] : {std::pair{&t.counts, &table_.counts},
+                            std::pair{&t.last_frame, &table_.last_frame},
+                            std::pair{&t.seq, &table_.seq}, std::pair{&t.sink, &table_.sink},
+                            std::pair{&t.valid, &table_.valid}, std::pair{&t.codes, &table_.codes},
+                            std::pair{&t.inv_norm, &table_.inv_norm}}) {
+      to->narrow(1, 0, kept).copy_(from->narrow(1, 0, kept));
+    }
+    t.colocated = t.colocated.masked_fill(t.colocated.ge(capacity), kNoEntry);
   }
   keys_ = keys;
   values_ = values;
-  bias_ = bias;
   t.keys = keys_.view({rows, slots, dp});
   t.values = values_.view({rows, slots, dp});
-  t.sizes = table_.sizes;
-  t.colocated = table_.colocated;
-  t.capacity = cap;
-  t.head_dim = head_dim_;
+  t.capacity = capacity;
   table_ = t;
+  bias_ = resolve_bias_path(settings_.bias_path, options_.device()) == BiasPath::kExtraDim
+              ? at::Tensor()
+              : at::zeros({batch_, groups_, slots}, options_.dtype(at::kFloat));
+  span_ = std::min(span_, capacity);
+  refresh_bias();
 }
 
 at::Tensor TempCacheStore::attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
@@ -88,11 +98,13 @@ at::Tensor TempCacheStore::attend(const at::Tensor& q, const at::Tensor& k, cons
   if (current != int64_t{frames_} * row_tokens_ || k.size(1) != groups_) {
     throw Error("tempcache store", "current block has the wrong shape");
   }
-  keys_.narrow(2, max_size_, current).narrow(3, 0, head_dim_).copy_(k);
-  values_.narrow(2, max_size_, current).narrow(3, 0, head_dim_).copy_(v);
-  const int64_t tk = max_size_ + current;
+  // Slots [span, span + current) are free at this point (Note [TempCache slots]); their bias is 0.
+  keys_.narrow(2, span_, current).narrow(3, 0, head_dim_).copy_(k);
+  values_.narrow(2, span_, current).narrow(3, 0, head_dim_).copy_(v);
+  const int64_t tk = span_ + current;
   return biased_attention(q, keys_.narrow(2, 0, tk), values_.narrow(2, 0, tk),
-                          bias_.narrow(2, 0, tk), settings_.bias_path);
+                          bias_.defined() ? bias_.narrow(2, 0, tk) : at::Tensor(),
+                          settings_.bias_path);
 }
 
 void TempCacheStore::commit(const at::Tensor& k, const at::Tensor& v,
@@ -102,21 +114,37 @@ void TempCacheStore::commit(const at::Tensor& k, const at::Tensor& v,
     throw Error("tempcache store", "commit: k/v do not hold the frames named");
   }
   for (size_t i = 0; i < frames.size(); ++i) {
+    // More frames than one block at once (a take-over replay), or an unbounded store: make room.
+    if (span_ + row_tokens_ > table_.capacity) {
+      if (limit_ > 0) {
+        enforce_limits();
+      } else {
+        resize(std::max(2 * table_.capacity, span_ + int64_t{frames_ + 1} * row_tokens_));
+      }
+    }
     const int64_t start = static_cast<int64_t>(i) * row_tokens_;
     commit_frame(k.narrow(2, start, row_tokens_).reshape({rows, row_tokens_, head_dim_}),
                  v.narrow(2, start, row_tokens_).reshape({rows, row_tokens_, head_dim_}),
                  frames[i]);
   }
-  refresh_bias();
+  enforce_limits();
+  const int64_t block = int64_t{frames_} * row_tokens_;
+  if (span_ + block > table_.capacity) {
+    resize(std::max(2 * table_.capacity, span_ + block));  // unbounded stores only
+  } else {
+    refresh_bias();
+  }
 }
 
 void TempCacheStore::commit_frame(const at::Tensor& k, const at::Tensor& v, int64_t frame) {
-  ensure_capacity(max_size_ + row_tokens_);
   const at::Tensor codes = lsh_codes(k, projections_);
   MatchInputs in;
   in.entry_keys = table_.keys;
   in.entry_codes = table_.codes;
-  in.sizes = table_.sizes;
+  in.entry_valid = table_.valid;
+  in.entry_seq = table_.seq;
+  in.entry_inv_norm = table_.inv_norm;
+  in.capacity = table_.capacity;
   in.colocated = table_.colocated;
   in.new_keys = k;
   in.new_codes = codes;
@@ -124,95 +152,65 @@ void TempCacheStore::commit_frame(const at::Tensor& k, const at::Tensor& v, int6
   in.bits = settings_.lsh_bits;
   in.candidates = settings_.lsh_candidates;
   const at::Tensor target = match_keys(in);
-  merges_ += apply_frame(table_, k, v, codes, target, frame, frame < frames_);
+  apply_frame(table_, k, v, codes, target, frame, frame * row_tokens_, frame < frames_);
   frames_committed_ = frame + 1;
-  enforce_limits(frames_committed_);
-  max_size_ = table_.sizes.max().item<int64_t>();
+  span_ += row_tokens_;  // at most one frame's worth of appends
 }
 
-void TempCacheStore::enforce_limits(int64_t frames_committed) {
+void TempCacheStore::enforce_limits() {
+  if (limit_ == 0) return;
   if (settings_.window > 0) {
-    const int64_t oldest = frames_committed - (settings_.window - frames_);
-    const at::Tensor slots = at::arange(table_.capacity, table_.sizes.options()).unsqueeze(0);
-    const at::Tensor drop =
-        slots.lt(table_.sizes.unsqueeze(1))
-            .logical_and(table_.sink.narrow(1, 0, table_.capacity).logical_not())
-            .logical_and(table_.last_frame.narrow(1, 0, table_.capacity).lt(oldest));
-    evictions_ += drop_entries(table_, drop);
+    const int64_t oldest = frames_committed_ - (settings_.window - frames_);
+    if (oldest > 0) drop_entries(table_, older_than(table_, oldest));
   }
-  if (budget_ > 0 && table_.sizes.max().item<int64_t>() > budget_) {
+  if (budget_ > 0) {
     if (settings_.budget_rule == BudgetRule::kEvictOldest) {
-      evictions_ += drop_entries(table_, oldest_beyond_budget(table_, budget_));
+      drop_entries(table_, oldest_beyond_budget(table_, budget_));
     } else {
-      merges_ += merge_closest_beyond_budget(table_, budget_);
+      merge_closest_beyond_budget(table_, budget_);
     }
   }
+  move_tail_entries(table_, limit_);
+  span_ = std::min(span_, limit_);
 }
 
 void TempCacheStore::refresh_bias() {
   const int64_t rows = int64_t{batch_} * groups_;
   const int64_t current = int64_t{frames_} * row_tokens_;
-  const int64_t span = max_size_ + current;
-  const int64_t slots_total = keys_.size(2);
-  const at::Tensor slots =
-      at::arange(span, table_.sizes.options()).unsqueeze(0).expand({rows, span});
-  const at::Tensor held = slots.lt(table_.sizes.unsqueeze(1));
-  const at::Tensor in_history = slots.lt(max_size_);
-  const at::Tensor counts = at::cat(
-      {table_.counts.narrow(1, 0, max_size_), at::ones({rows, current}, table_.counts.options())},
+  const int64_t span = std::min(span_ + current, table_.capacity + 1);
+  const int64_t history = std::min(span_, span);
+  const at::Tensor counts = table_.counts.narrow(1, 0, history);
+  const at::Tensor bias = at::cat(
+      {at::where(table_.valid.narrow(1, 0, history), counts.clamp_min(1.0f).log(),
+                 at::full({}, kPadBias, counts.options())),
+       at::zeros({rows, span - history}, counts.options())},
       1);
-  const at::Tensor bias = at::where(held, counts.clamp_min(1.0f).log(),
-                                    at::where(in_history, at::full({}, kPadBias, counts.options()),
-                                              at::zeros({}, counts.options())));
-  bias_.view({rows, slots_total}).narrow(1, 0, span).copy_(bias);
-  at::Tensor keys = keys_.view({rows, slots_total, -1}).narrow(1, 0, span);
-  at::Tensor values = values_.view({rows, slots_total, -1}).narrow(1, 0, span);
-  const at::Tensor unused = held.logical_not().unsqueeze(-1);
-  keys.masked_fill_(unused, 0);
-  values.masked_fill_(unused, 0);
+  at::Tensor keys = table_.keys.narrow(1, 0, span);
   write_bias_dims(keys, bias, head_dim_);
+  if (bias_.defined()) bias_.view({rows, -1}).narrow(1, 0, span).copy_(bias);
 }
 
 void TempCacheStore::reconfigure(const TempCacheSettings& settings, int64_t budget) {
   const bool bits_changed = settings.lsh_bits != settings_.lsh_bits;
+  const bool path_changed = settings.bias_path != settings_.bias_path;
   settings_ = settings;
   budget_ = budget;
+  limit_ = limit_for(settings, budget);
+  const int64_t rows = int64_t{batch_} * groups_;
   if (bits_changed) {
-    const int64_t rows = int64_t{batch_} * groups_;
     projections_ = lsh_projections(rows, head_dim_, settings.lsh_bits, seed_, options_.device());
     table_.codes.narrow(1, 0, table_.capacity)
         .copy_(lsh_codes(table_.keys.narrow(1, 0, table_.capacity).narrow(2, 0, head_dim_),
                          projections_));
   }
-  if (budget_ > 0) ensure_capacity(budget_ + row_tokens_);
-  enforce_limits(frames_committed_);
-  max_size_ = table_.sizes.max().item<int64_t>();
+  const int64_t block = int64_t{frames_} * row_tokens_;
+  if (limit_ > 0) {
+    enforce_limits();
+    if (limit_ + block != table_.capacity || path_changed) resize(limit_ + block);
+  } else if (span_ + block > table_.capacity || path_changed) {
+    resize(std::max(table_.capacity, span_ + block));
+  }
   refresh_bias();
-}
-
-std::vector<int64_t> TempCacheStore::entries_per_group() const {
-  const at::Tensor sums = table_.sizes.view({batch_, groups_}).sum(0).cpu();
-  return std::vector<int64_t>(sums.data_ptr<int64_t>(), sums.data_ptr<int64_t>() + groups_);
-}
-
-std::vector<double> TempCacheStore::count_sum_per_group() const {
-  const at::Tensor sums = table_.counts.sum(1).to(at::kDouble).view({batch_, groups_}).sum(0).cpu();
-  return std::vector<double>(sums.data_ptr<double>(), sums.data_ptr<double>() + groups_);
-}
-
-int64_t TempCacheStore::bytes_per_entry() const {
-  return 2 * padded_head_dim(head_dim_) * static_cast<int64_t>(options_.dtype().itemsize());
-}
-
-TempCacheStore::Entries TempCacheStore::entries(int row) const {
-  const int64_t size = table_.sizes[row].item<int64_t>();
-  Entries e;
-  e.keys = table_.keys[row].narrow(0, 0, size).narrow(1, 0, head_dim_).to(at::kFloat).cpu();
-  e.values = table_.values[row].narrow(0, 0, size).narrow(1, 0, head_dim_).to(at::kFloat).cpu();
-  e.counts = table_.counts[row].narrow(0, 0, size).cpu();
-  e.last_frame = table_.last_frame[row].narrow(0, 0, size).cpu();
-  e.sink = table_.sink[row].narrow(0, 0, size).cpu();
-  return e;
 }
 
 }  // namespace wc::attention

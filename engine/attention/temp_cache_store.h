@@ -15,20 +15,21 @@ namespace wc::attention {
 
 // Note [TempCache budget]
 // Without limits, history grows by the keys that find no match: nothing for a static scene, a
-// frame's worth per frame for fresh content. Two limits bound it, applied after every committed
-// frame:
+// frame's worth per frame for fresh content. Two limits bound it, applied at the end of every
+// commit (once per block; during a block the appends use the block's spare slots):
 //  - "window" (frames): an entry whose representative key is older than the window (it has not
 //    absorbed a key for that long) is dropped, sink entries excepted; with tau >= 1 this is exactly
-//    the dense sliding window with sink.
+//    the dense sliding window with sink, and a row never holds more than window · row_tokens.
 //  - "budget" (entries per head): when a row holds more, either "evict_oldest" drops the oldest
 //    non-sink entries by insertion order (the rule of a sliding window, applied to entries), or
-//    "merge_closest" collapses the most similar adjacent (in insertion order) non-sink pairs,
+//    "merge_closest" collapses the most similar insertion-order neighbours among non-sink entries,
 //    count-weighted, so that no key's mass leaves the softmax (the lemma's approximation with the
 //    smallest key deviation available among temporal neighbours).
 // The sink block's entries (appended during block 0) are never evicted or collapsed, but they do
-// absorb matching later keys. The budget must hold the sink block plus one frame, so capacity
-// (budget + one frame) and the per-block attention cost are bounded by construction. Spatial rows
-// (cells) share a head's budget in proportion to their tokens.
+// absorb matching later keys. The budget must hold the sink block plus one frame. The smaller of
+// the two limits is the row's `limit`: capacity is limit + one block, the attention span is the
+// limit (Note [TempCache slots]), so per-block cost and memory are bounded by construction.
+// Spatial rows (cells) share a head's budget in proportion to their tokens.
 
 class TempCacheStore {
  public:
@@ -43,7 +44,7 @@ class TempCacheStore {
   at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
 
   // Commits frames `frames` (ascending, one per row_tokens chunk of k / v: [B, G, nf·row_tokens,
-  // D]).
+  // D]). Reads nothing back from the device (Note [TempCache slots]).
   void commit(const at::Tensor& k, const at::Tensor& v, const std::vector<int64_t>& frames);
 
   // tau / budget / rule / window / lsh / bias-path changes, between blocks (the projections keep
@@ -52,26 +53,32 @@ class TempCacheStore {
 
   int groups() const { return groups_; }
   int batch() const { return batch_; }
-  int64_t max_entries() const { return max_size_; }
   int64_t capacity() const { return table_.capacity; }
-  int64_t merges() const { return merges_; }
-  int64_t evictions() const { return evictions_; }
+  int64_t span() const { return span_; }    // history slots attention reads
+  int64_t limit() const { return limit_; }  // entries per row after a commit (0: unbounded)
+
+  // Inspection (temp_cache_store_inspect.cpp): these read device values and synchronise; they
+  // serve stats and tests, never the per-block path.
+  int64_t max_entries() const;
+  int64_t merges() const;
+  int64_t evictions() const;
   // Entries and summed counts per group (over the batch), for stats.
   std::vector<int64_t> entries_per_group() const;
   std::vector<double> count_sum_per_group() const;
   int64_t bytes_per_entry() const;  // padded K and V of one entry in one row
 
-  // Row r = b·G + g: its entries (CPU float32 keys/values [size, D], counts [size], last frames,
-  // sink flags), for tests and tools.
+  // Row r = b·G + g: its entries in insertion order (CPU float32 keys/values [size, D], counts
+  // [size], last frames, sink flags), for tests and tools.
   struct Entries {
     at::Tensor keys, values, counts, last_frame, sink;
   };
   Entries entries(int row) const;
 
  private:
-  void ensure_capacity(int64_t needed);
+  int64_t limit_for(const TempCacheSettings& settings, int64_t budget) const;
+  void resize(int64_t capacity);
   void commit_frame(const at::Tensor& k, const at::Tensor& v, int64_t frame);
-  void enforce_limits(int64_t frames_committed);
+  void enforce_limits();
   void refresh_bias();
 
   int batch_ = 0, groups_ = 0, row_tokens_ = 0, frames_ = 1, head_dim_ = 0;
@@ -80,12 +87,12 @@ class TempCacheStore {
   int64_t budget_ = 0;
   uint64_t seed_ = 0;
   int64_t frames_committed_ = 0;
+  int64_t limit_ = 0;
+  int64_t span_ = 0;          // host bound on the slots in use (Note [TempCache slots])
   at::Tensor projections_;    // [R, D, bits]
-  at::Tensor keys_, values_;  // [B, G, capacity + F·row_tokens, Dp]
-  at::Tensor bias_;           // [B, G, capacity + F·row_tokens] float32
+  at::Tensor keys_, values_;  // [B, G, capacity + 1, Dp]
+  at::Tensor bias_;           // [B, G, capacity + 1] float32, for the mask / reference paths
   EntryTable table_;
-  int64_t max_size_ = 0;
-  int64_t merges_ = 0, evictions_ = 0;
 };
 
 }  // namespace wc::attention

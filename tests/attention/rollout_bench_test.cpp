@@ -1,8 +1,12 @@
 // `bench rollout`'s library on a tiny CPU rollout: every policy runs, dense-unbounded stops where
 // told, TempCache's cache stays under its budget while dense grows, flatness is computed as
-// defined.
+// defined; the saved JSON reads back (bad fields are named) and plots through gnuplot.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "engine/attention/bench/rollout_bench.h"
@@ -54,6 +58,99 @@ TEST(RolloutBench, TinyCpuRolloutBoundsTempCacheAndStopsDense) {
   EXPECT_NE(report.table().find("stopped early"), std::string::npos);
   o.policies = {"sparse"};
   EXPECT_THROW(run_rollout_bench(o), Error);
+}
+
+RolloutBenchReport tiny_report() {
+  RolloutBenchOptions o;
+  o.resolution = "4x3";
+  o.num_heads = 4;
+  o.head_dim = 8;
+  o.headcast_cast = {{"mix", {1, 1, 1, 1}}};
+  o.blocks = 12;
+  o.every = 4;
+  o.window = 6;
+  o.budget_frames = 4;
+  o.dense_max_blocks = 7;
+  o.policies = {"dense", "tempcache"};
+  return run_rollout_bench(o);
+}
+
+std::string error_of(const nlohmann::json& json) {
+  try {
+    RolloutBenchReport::from_json(json, "saved.json");
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(RolloutBench, JsonRoundTripsAndBadFieldsAreNamed) {
+  const RolloutBenchReport report = tiny_report();
+  const nlohmann::json json = report.to_json();
+  const RolloutBenchReport back = RolloutBenchReport::from_json(json, "saved.json");
+  EXPECT_EQ(back.to_json(), json);
+  EXPECT_EQ(back.table(), report.table());
+  ASSERT_EQ(back.results.size(), 2u);
+  EXPECT_TRUE(back.results[0].stopped_early);
+  EXPECT_EQ(back.results[0].block_ms, report.results[0].block_ms);
+
+  const auto expect_named = [&](nlohmann::json bad, const std::string& field) {
+    const std::string message = error_of(bad);
+    EXPECT_NE(message.find("saved.json"), std::string::npos) << field << ": " << message;
+    EXPECT_NE(message.find("'" + field + "'"), std::string::npos) << field << ": " << message;
+  };
+  nlohmann::json bad = json;
+  bad.erase("heads");
+  expect_named(bad, "heads");
+  bad = json;
+  bad["dtype"] = "f16";
+  expect_named(bad, "dtype");
+  bad = json;
+  bad["results"][1]["block_ms"][3] = -1.0;
+  expect_named(bad, "results[1].block_ms[3]");
+  bad = json;
+  bad["results"][1]["block_ms"][2] = "fast";
+  expect_named(bad, "results[1].block_ms[2]");
+  bad = json;
+  bad["results"][0]["blocks_run"] = 99;
+  expect_named(bad, "results[0].blocks_run");
+  bad = json;
+  bad["results"][1]["samples"][1]["cache_bytes"] = -5;
+  expect_named(bad, "results[1].samples[1].cache_bytes");
+  bad = json;
+  bad["results"][1]["samples"][2]["block"] = 0;  // out of order
+  expect_named(bad, "results[1].samples[2].block");
+  bad = json;
+  bad["results"][1]["frames_dropped"] = 3;
+  expect_named(bad, "results[1].frames_dropped");
+  bad = json;
+  bad["grid"] = {4};
+  expect_named(bad, "grid");
+  EXPECT_NE(error_of(nlohmann::json::array()).find("saved.json"), std::string::npos);
+  EXPECT_THROW(load_rollout_report("/nonexistent/rollout.json"), Error);
+}
+
+TEST(RolloutBench, SavedReportPlotsThroughGnuplot) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "gnuplot not installed (Debian gnuplot-nox)";
+  }
+  const std::string json_path = ::testing::TempDir() + "rollout_plot_test.json";
+  const std::string png_path = ::testing::TempDir() + "rollout_plot_test.png";
+  std::remove(png_path.c_str());
+  std::ofstream(json_path) << tiny_report().to_json().dump(1);
+  const RolloutBenchReport report = load_rollout_report(json_path);
+  EXPECT_EQ(report.plot(png_path), "wrote " + png_path);
+  std::ifstream png(png_path, std::ios::binary);
+  char magic[8] = {};
+  png.read(magic, 8);
+  EXPECT_EQ(std::string(magic + 1, 3), "PNG");
+  std::ofstream(json_path) << "{\"bench\": \"rollout\",";  // truncated
+  try {
+    load_rollout_report(json_path);
+    ADD_FAILURE() << "a truncated report was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find(json_path), std::string::npos) << error.what();
+  }
 }
 
 }  // namespace

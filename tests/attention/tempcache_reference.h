@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "engine/attention/attention_policy.h"
@@ -27,22 +28,30 @@ inline at::Tensor loop_match(const MatchInputs& in) {
   const int64_t d = in.new_keys.size(2);
   const at::Tensor entries = in.entry_keys.narrow(2, 0, d).cpu();
   const at::Tensor codes = in.entry_codes.cpu();
+  const at::Tensor valid = in.entry_valid.cpu();
+  const at::Tensor seq = in.entry_seq.cpu();
   const at::Tensor keys = in.new_keys.cpu();
   at::Tensor out = at::full({rows, n}, kNoEntry, at::kLong);
   if (in.tau >= 1.0) return out;
   for (int64_t r = 0; r < rows; ++r) {
-    const int64_t size = in.sizes[r].item<int64_t>();
+    // The row's entries, newest (largest seq) first.
+    std::vector<std::pair<int64_t, int64_t>> by_age;
+    for (int64_t s = 0; s < in.capacity; ++s) {
+      if (valid[r][s].item<bool>()) by_age.emplace_back(seq[r][s].item<int64_t>(), s);
+    }
+    std::sort(by_age.rbegin(), by_age.rend());
     for (int64_t i = 0; i < n; ++i) {
       const at::Tensor k = keys[r][i];
       const int64_t co = in.colocated[r][i].item<int64_t>();
-      if (co >= 0 && cosine(k, entries[r][co]) >= in.tau) {
+      if (co >= 0 && valid[r][co].item<bool>() && cosine(k, entries[r][co]) >= in.tau) {
         out[r][i] = co;
         continue;
       }
       if (in.bits == 0) continue;
       const int64_t code = in.new_codes[r][i].item<int64_t>();
       std::vector<int64_t> bucket;
-      for (int64_t s = size - 1; s >= 0 && static_cast<int>(bucket.size()) < in.candidates; --s) {
+      for (const auto& [age, s] : by_age) {
+        if (static_cast<int>(bucket.size()) == in.candidates) break;
         if (codes[r][s].item<int64_t>() == code) bucket.push_back(s);
       }
       int64_t best = kNoEntry;

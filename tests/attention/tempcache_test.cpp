@@ -2,9 +2,13 @@
 // means, the hard budget (both rules), the vectorised matcher against the loop, the bias paths,
 // bad settings. Fresh random inputs per run; the seed is printed on failure.
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/record_function.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "engine/attention/biased_attention.h"
@@ -252,7 +256,11 @@ TEST(TempCache, VectorisedMatcherEqualsLoop) {
     for (int candidates : {1, 2, 5}) {
       MatchInputs in;
       in.entry_keys = randn({rows, cap + 1, d + 2}, gen);
-      in.sizes = at::randint(n, cap, {rows}, gen, at::TensorOptions().dtype(at::kLong));
+      in.capacity = cap;
+      // Slots with holes, in a shuffled insertion order (Note [TempCache slots]).
+      in.entry_valid = at::rand({rows, cap + 1}, gen).lt(0.8);
+      in.entry_seq = at::stack({at::randperm(cap + 1, gen), at::randperm(cap + 1, gen),
+                                at::randperm(cap + 1, gen)});
       const at::Tensor projections = lsh_projections(rows, d, bits, seed, at::kCPU);
       in.entry_codes = lsh_codes(in.entry_keys.narrow(2, 0, d), projections);
       in.colocated = at::randint(-1, n, {rows, n}, gen, at::TensorOptions().dtype(at::kLong));
@@ -334,6 +342,89 @@ TEST(TempCache, BadSettingsNameTheKey) {
   EXPECT_EQ(policy->settings()["budget"], 36);
   EXPECT_EQ(policy->settings()["budget_rule"], "merge_closest");
   EXPECT_THROW(policy->configure({{"window", -2}}), Error);
+}
+
+// Counts the ATen operators dispatched on this thread while alive, and those among them that read
+// a device value back to the host (they synchronise on CUDA: .item(), nonzero, masked_select,
+// boolean indexing, unique, equal). The CPU build runs the very operators the CUDA build runs, so
+// a commit that dispatches none of them is sync-free on the GPU too (tests/gpu checks with CUDA's
+// sync debug mode as well).
+class DispatchCounter {
+ public:
+  DispatchCounter() {
+    ops() = 0;
+    syncs().clear();
+    handle_ = at::addThreadLocalCallback(
+        at::RecordFunctionCallback(&DispatchCounter::on_start)
+            .scopes({at::RecordScope::FUNCTION}));
+  }
+  ~DispatchCounter() { at::removeCallback(handle_); }
+  static int64_t& ops() {
+    thread_local int64_t count = 0;
+    return count;
+  }
+  static std::map<std::string, int64_t>& syncs() {
+    thread_local std::map<std::string, int64_t> names;
+    return names;
+  }
+
+ private:
+  static std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+    ++ops();
+    const char* name = fn.name();
+    for (const char* sync : {"aten::_local_scalar_dense", "aten::item", "aten::nonzero",
+                             "aten::masked_select", "aten::_unique", "aten::unique",
+                             "aten::equal", "aten::is_nonzero"}) {
+      if (std::strncmp(name, sync, std::strlen(sync)) == 0) ++syncs()[name];
+    }
+    return nullptr;
+  }
+  at::CallbackHandle handle_;
+};
+
+TEST(TempCache, CommitDispatchesNothingThatSynchronises) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  ModelShape shape = small_shape(4, 2);
+  shape.num_layers = 2;
+  const int64_t t = shape.geometry.tokens_per_block();
+  const int64_t n = shape.geometry.tokens_per_frame();
+  const std::vector<std::pair<std::string, nlohmann::json>> runs = {
+      {"tempcache", {{"budget", 4 * n}, {"lsh_bits", 4}}},
+      {"tempcache", {{"budget", 4 * n}, {"budget_rule", "merge_closest"}}},
+      {"tempcache", {{"window", 6}}},
+      {"combined", {{"cast", {{"mix", {1, 1, 1, 1}}}}, {"cell", 2}, {"budget", 4 * n}}}};
+  for (const auto& [name, settings] : runs) {
+    SCOPED_TRACE(name + " " + settings.dump());
+    auto policy = create_policy(name, shape, settings);
+    at::Tensor prev;
+    for (int64_t block = 0; block < 6; ++block) {
+      const at::Tensor k = planted_keys(shape, prev, 0.6, gen);
+      const at::Tensor q = randn({2, 4, t, 32}, gen);
+      const at::Tensor v = randn({2, 4, t, 32}, gen);
+      StepInfo step;
+      step.block_index = block;
+      step.clean_pass = true;
+      step.geometry = shape.geometry;
+      int64_t ops = 0;
+      {
+        DispatchCounter counter;
+        for (int l = 0; l < shape.num_layers; ++l) policy->attend(l, q, k, v, step);
+        for (int l = 0; l < shape.num_layers; ++l) policy->commit(l, k, v, step);
+        ops = DispatchCounter::ops();
+        EXPECT_TRUE(DispatchCounter::syncs().empty())
+            << "block " << block << ": " << DispatchCounter::syncs().begin()->first;
+      }
+      EXPECT_GT(ops, 0);  // the counter does see the block's operators
+      if (block == 5) std::printf("%s: %lld ATen ops per block (2 layers)\n", name.c_str(),
+                                  static_cast<long long>(ops));
+    }
+    // Stats read counters back (that is allowed there) and the counter sees it.
+    DispatchCounter counter;
+    EXPECT_GT(policy->stats().total_tokens(), 0);
+    EXPECT_FALSE(DispatchCounter::syncs().empty());
+  }
 }
 
 }  // namespace

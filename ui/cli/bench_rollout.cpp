@@ -24,12 +24,28 @@ struct BenchRolloutArgs {
   std::string resolution;  // empty: 480p on CUDA, a small grid on the CPU
   std::string policies = "dense,dense-window,headcast,tempcache,combined";
   std::string device, dtype, tempcache, json_path, plot_path, mix;
+  std::string replot;  // a saved --json report: rebuild its table and plot, run nothing
 };
 
 // A CPU rollout of a thousand blocks at 480p would take hours with the float32 reference.
 constexpr const char* kCpuDefaultResolution = "12x8";
 
+// --replot: the GPU machine has no gnuplot, so its JSON is plotted here.
+void replot_bench_rollout(const BenchRolloutArgs& args) {
+  const attention::RolloutBenchReport report = attention::load_rollout_report(args.replot);
+  std::fputs(report.table().c_str(), stdout);
+  if (!args.json_path.empty()) {
+    write_file_atomically(args.json_path, report.to_json().dump(1) + "\n");
+    std::printf("wrote %s\n", args.json_path.c_str());
+  }
+  if (!args.plot_path.empty()) std::printf("%s\n", report.plot(args.plot_path).c_str());
+}
+
 void run_bench_rollout(BenchRolloutArgs args) {
+  if (!args.replot.empty()) {
+    replot_bench_rollout(args);
+    return;
+  }
   attention::RolloutBenchOptions& o = args.options;
   const BenchTarget target = resolve_bench_target(args.device, args.dtype);
   o.device = target.device;
@@ -112,8 +128,17 @@ const bool kRegistered = register_bench("rollout", [](CLI::App& bench) {
       ->add_option("--dense-max-gib", o.dense_max_gib,
                    "Stop dense-unbounded once its cache exceeds this (0 = no limit)")
       ->capture_default_str();
+  command
+      ->add_option("--error-every", o.error_every,
+                   "Every k blocks, the output error against dense attention over the whole "
+                   "uncompressed history (kept on the side: small shapes only; 0 = never)")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
   command->add_option("--json", args->json_path, "Write the report (with per-block times) here");
   command->add_option("--plot", args->plot_path, "Write a PNG of time and memory vs frames");
+  command->add_option("--replot", args->replot,
+                      "Run nothing: read a report saved with --json, print its table and plot it "
+                      "with --plot (for runs made where gnuplot is missing)");
   command->add_option("--device", args->device, "cuda or cpu (default cuda when present)")
       ->check(CLI::IsMember({"cuda", "cpu"}));
   command->add_option("--dtype", args->dtype, "bf16 or f32 (default bf16 on CUDA, f32 on CPU)")

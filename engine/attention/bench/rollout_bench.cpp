@@ -4,14 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <mutex>
 #include <sstream>
 
 #include "engine/attention/bench/attention_bench.h"
 #include "engine/attention/bench/bench_timer.h"
 #include "engine/attention/registry.h"
+#include "engine/attention/sdpa.h"
 #include "engine/core/error.h"
 #include "engine/core/log.h"
 #include "engine/core/timing.h"
@@ -184,6 +183,7 @@ RolloutPolicyResult run_policy(const PolicyRun& run, const RolloutBenchOptions& 
   reset_device_peak(o.device);
   const int64_t tokens = shape.geometry.tokens_per_block();
   const bool is_dense = run.label == "dense";
+  std::vector<at::Tensor> history_k, history_v;  // uncompressed, for output_error
   for (int64_t block = 0; block < o.blocks; ++block) {
     std::vector<at::Tensor> frames;
     for (int f = 0; f < o.frames_per_block; ++f) frames.push_back(keys.next_frame());
@@ -194,13 +194,17 @@ RolloutPolicyResult run_policy(const PolicyRun& run, const RolloutBenchOptions& 
     step.block_index = block;
     step.num_denoise_steps = o.steps - 1;
     step.geometry = shape.geometry;
+    at::Tensor clean_out;
     try {
       timer->start_call();
       for (int s = 0; s < o.steps; ++s) {
         step.denoise_step = s;
         step.clean_pass = s == o.steps - 1;
         step.noise_level = step.clean_pass ? 0.0 : 1.0 - static_cast<double>(s) / o.steps;
-        for (int l = 0; l < o.num_layers; ++l) policy->attend(l, q, k, v, step);
+        for (int l = 0; l < o.num_layers; ++l) {
+          at::Tensor out = policy->attend(l, q, k, v, step);
+          if (l == 0 && step.clean_pass && o.error_every > 0) clean_out = out.clone();
+        }
       }
       for (int l = 0; l < o.num_layers; ++l) policy->commit(l, k, v, step);
       timer->stop_call();
@@ -210,6 +214,17 @@ RolloutPolicyResult run_policy(const PolicyRun& run, const RolloutBenchOptions& 
       result.stopped_early = true;
       result.stop_reason = "failed at block " + std::to_string(block) + ": " + error.what();
       break;
+    }
+    if (o.error_every > 0) {
+      history_k.push_back(k.clone());
+      history_v.push_back(v.clone());
+      if ((block + 1) % o.error_every == 0) {
+        const at::Tensor truth = reference_attention(q, at::cat(history_k, 2), at::cat(history_v, 2))
+                                     .to(at::kDouble);
+        const double error =
+            ((clean_out.to(at::kDouble) - truth).norm() / truth.norm()).item<double>();
+        result.output_error.emplace_back(block, error);
+      }
     }
     const bool last = block + 1 == o.blocks;
     if ((block + 1) % o.every == 0 || last || block == 0) {
@@ -298,55 +313,6 @@ RolloutBenchReport run_rollout_bench(const RolloutBenchOptions& options) {
   return report;
 }
 
-nlohmann::json RolloutBenchReport::to_json() const {
-  const auto& o = options;
-  nlohmann::json json = {
-      {"bench", "rollout"},
-      {"device", device_name},
-      {"dtype", o.dtype == at::kBFloat16 ? "bf16" : "f32"},
-      {"resolution", o.resolution},
-      {"grid", {grid_h, grid_w}},
-      {"frames_per_block", o.frames_per_block},
-      {"heads", o.num_heads},
-      {"head_dim", o.head_dim},
-      {"layers", o.num_layers},
-      {"steps", o.steps},
-      {"blocks", o.blocks},
-      {"every", o.every},
-      {"window", o.window},
-      {"seed", o.seed},
-      {"key_process", "see Note [Rollout key process] in engine/attention/bench/rollout_bench.h"},
-      {"results", nlohmann::json::array()}};
-  for (const RolloutPolicyResult& r : results) {
-    nlohmann::json samples = nlohmann::json::array();
-    for (const RolloutSample& s : r.samples) {
-      samples.push_back({{"block", s.block},
-                         {"frames", s.frames},
-                         {"cache_bytes", s.cache_bytes},
-                         {"cache_entries", s.cache_entries},
-                         {"device_bytes", s.device_bytes}});
-    }
-    json["results"].push_back({{"label", r.label},
-                               {"policy", r.policy},
-                               {"settings", r.settings},
-                               {"blocks_run", r.block_ms.size()},
-                               {"stopped_early", r.stopped_early},
-                               {"stop_reason", r.stop_reason},
-                               {"block_ms", r.block_ms},
-                               {"samples", samples},
-                               {"peak_device_bytes", r.peak_device_bytes},
-                               {"frame_time_flatness", r.flatness},
-                               {"ms_per_frame_100_200", r.ms_per_frame_first},
-                               {"ms_per_frame_last_100", r.ms_per_frame_last},
-                               {"slope_ms_per_1000_frames", r.slope_ms_per_1000_frames},
-                               {"bytes_per_frame", r.bytes_per_frame},
-                               {"merges", r.merges},
-                               {"evictions", r.evictions},
-                               {"mean_group_size", r.mean_group_size}});
-  }
-  return json;
-}
-
 std::string RolloutBenchReport::table() const {
   std::ostringstream out;
   out << "bench rollout: " << options.resolution << " (" << grid_h << "x" << grid_w
@@ -368,59 +334,21 @@ std::string RolloutBenchReport::table() const {
                   static_cast<long long>(r.merges), static_cast<long long>(r.evictions),
                   r.mean_group_size);
     out << line;
+    if (!r.output_error.empty()) {
+      double sum = 0.0;
+      for (const auto& [block, error] : r.output_error) sum += error;
+      std::snprintf(line, sizeof(line),
+                    "  %s: output error vs dense over the whole history: mean %.4f, last %.4f "
+                    "(%zu samples)\n",
+                    r.label.c_str(), sum / static_cast<double>(r.output_error.size()),
+                    r.output_error.back().second, r.output_error.size());
+      out << line;
+    }
     if (r.stopped_early) out << "  (" << r.label << " stopped early: " << r.stop_reason << ")\n";
   }
   out << "flatness = median frame time over frames [n-100, n) / over [100, 200) (0: fewer than "
          "300 frames); ms/1000f and B/frame are least-squares slopes\n";
   return out.str();
-}
-
-std::string RolloutBenchReport::plot(const std::string& png) const {
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
-    return "no plot: gnuplot not found (Debian package gnuplot-nox)";
-  }
-  const std::string data = png + ".dat";
-  const std::string script = png + ".gp";
-  {
-    std::ofstream out(data);
-    for (const RolloutPolicyResult& r : results) {
-      out << "# " << r.label << "\n";
-      int64_t begin = 0;
-      for (const RolloutSample& s : r.samples) {
-        const int64_t end = std::min<int64_t>(s.block + 1, static_cast<int64_t>(r.block_ms.size()));
-        if (end <= begin) continue;
-        const double ms =
-            median(std::vector<double>(r.block_ms.begin() + begin, r.block_ms.begin() + end)) /
-            options.frames_per_block;
-        out << s.frames << " " << ms << " " << static_cast<double>(s.cache_bytes) / (1 << 20)
-            << "\n";
-        begin = end;
-      }
-      out << "\n\n";
-    }
-    if (!out) throw Error(data, "cannot write the plot data");
-  }
-  {
-    std::ofstream out(script);
-    out << "set terminal png size 1200,900\nset output '" << png << "'\n"
-        << "set multiplot layout 2,1 title 'worldcast bench rollout " << options.resolution << " ("
-        << device_name << ")'\nset key left top\nset grid\nset xlabel 'frames'\n"
-        << "set ylabel 'ms per frame (median per sample)'\nplot ";
-    for (size_t i = 0; i < results.size(); ++i) {
-      out << (i ? ", " : "") << "'" << data << "' index " << i << " using 1:2 with lines title '"
-          << results[i].label << "'";
-    }
-    out << "\nset ylabel 'cache MiB'\nplot ";
-    for (size_t i = 0; i < results.size(); ++i) {
-      out << (i ? ", " : "") << "'" << data << "' index " << i << " using 1:3 with lines title '"
-          << results[i].label << "'";
-    }
-    out << "\nunset multiplot\n";
-    if (!out) throw Error(script, "cannot write the gnuplot script");
-  }
-  const std::string command = "gnuplot '" + script + "'";
-  if (std::system(command.c_str()) != 0) return "no plot: gnuplot failed (" + command + ")";
-  return "wrote " + png;
 }
 
 }  // namespace wc::attention

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace wc::attention {
@@ -45,6 +46,9 @@ struct RolloutBenchOptions {
   int64_t dense_max_blocks = 0;     // dense-unbounded stops after this many blocks (0 = no limit)
   double dense_max_block_ms = 0.0;  // ... or when a block takes longer (0 = no limit)
   double dense_max_gib = 0.0;       // ... or when its cache exceeds this (0 = no limit)
+  // Every k blocks (0 = never), the relative error of layer 0's clean-pass output against dense
+  // attention over the whole uncompressed history (kept on the side: small shapes only).
+  int error_every = 0;
   at::Device device = at::kCPU;
   at::ScalarType dtype = at::kFloat;
   uint64_t seed = 0;
@@ -74,6 +78,8 @@ struct RolloutPolicyResult {
   double bytes_per_frame = 0.0;           // least squares of cache bytes on frames
   int64_t merges = 0, evictions = 0;
   double mean_group_size = 0.0;
+  // (block, |o − o_dense| / |o_dense|) every error_every blocks; see RolloutBenchOptions.
+  std::vector<std::pair<int64_t, double>> output_error;
 };
 
 struct RolloutBenchReport {
@@ -83,11 +89,18 @@ struct RolloutBenchReport {
   std::vector<RolloutPolicyResult> results;
 
   nlohmann::json to_json() const;
+  // The report saved by to_json, validated: a wrong, missing or unknown field throws wc::Error
+  // naming `file` and the field (rollout_report_json.cpp).
+  static RolloutBenchReport from_json(const nlohmann::json& json, const std::string& file);
   std::string table() const;
-  // Writes FILE.dat and FILE.gp next to `png` and runs gnuplot (gnuplot-nox); returns a message
-  // (the file written, or why no plot was made).
+  // Time per frame and memory (device memory if measured, else the K/V cache) against frames as
+  // a PNG through gnuplot (gnuplot-nox); returns a message (the file written, or why no plot was
+  // made). rollout_report_plot.cpp.
   std::string plot(const std::string& png) const;
 };
+
+// Reads and validates a report written by `bench rollout --json` (errors name `path`).
+RolloutBenchReport load_rollout_report(const std::string& path);
 
 RolloutBenchReport run_rollout_bench(const RolloutBenchOptions& options);
 
