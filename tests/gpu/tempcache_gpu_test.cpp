@@ -1,9 +1,17 @@
 // TempCache on CUDA in bf16: the log-count lemma against float64 dense attention over the
-// uncompressed history, and the extra-dimension bias path (fused SDPA) and the mask path against
-// the float64 reference. Skipped with a reason where no CUDA device is present.
+// uncompressed history, the extra-dimension bias path (fused SDPA) and the mask path against
+// the float64 reference, and attend + commit of tempcache and combined under CUDA's sync debug
+// mode (any synchronising call throws). Skipped with a reason where no CUDA device is present.
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
 
+#ifdef WORLDCAST_HAS_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/attention/biased_attention.h"
@@ -97,6 +105,77 @@ TEST(TempCacheGpu, IdenticalKeysWithLogCountEqualDenseAttention) {
     EXPECT_LT(relative_error(out, truth), 1.5e-2) << "block " << block;
   }
   EXPECT_GT(policy->stats().per_type[0].merges, 0);
+}
+
+#ifdef WORLDCAST_HAS_CUDA
+// Turns every synchronising CUDA call (.item(), nonzero, D2H copies, ...) into an exception while
+// alive; see Note [TempCache slots].
+class SyncsAreErrors {
+ public:
+  SyncsAreErrors() {
+    c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_ERROR);
+  }
+  ~SyncsAreErrors() {
+    c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_DISABLED);
+  }
+};
+#endif
+
+TEST(TempCacheGpu, AttendAndCommitNeverSynchronise) {
+#ifndef WORLDCAST_HAS_CUDA
+  GTEST_SKIP() << "built without WORLDCAST_CUDA";
+#else
+  if (!at::hasCUDA()) GTEST_SKIP() << kNoCuda;
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  ModelShape shape;
+  shape.num_layers = 2;
+  shape.num_heads = 8;
+  shape.head_dim = 64;
+  shape.batch = 1;
+  shape.geometry = BlockGeometry{3, 12, 20};
+  shape.device = at::Device(at::kCUDA, 0);
+  shape.dtype = at::kBFloat16;
+  const int64_t n = shape.geometry.tokens_per_frame();
+  const int64_t t = shape.geometry.tokens_per_block();
+  const std::vector<std::pair<std::string, nlohmann::json>> runs = {
+      {"tempcache", {{"budget", 6 * n}}},
+      {"tempcache", {{"budget", 6 * n}, {"budget_rule", "merge_closest"}}},
+      {"tempcache", {{"window", 9}}},
+      {"combined", {{"cast", {{"mix", {2, 2, 2, 2}}}}, {"budget", 6 * n}, {"window", 0}}}};
+  const auto f32 = at::TensorOptions().dtype(at::kFloat);
+  for (const auto& [name, settings] : runs) {
+    SCOPED_TRACE(name + " " + settings.dump());
+    auto policy = create_policy(name, shape, settings);
+    at::Tensor prev = at::randn({1, 8, n, 64}, gen, f32);
+    for (int64_t block = 0; block < 8; ++block) {
+      std::vector<at::Tensor> frames;
+      for (int f = 0; f < 3; ++f) {
+        prev = at::where(at::rand({1, 8, n, 1}, gen, f32).lt(0.7), prev,
+                         at::randn({1, 8, n, 64}, gen, f32));
+        frames.push_back(prev);
+      }
+      const at::Tensor k = at::cat(frames, 2).to(shape.device, at::kBFloat16);
+      const at::Tensor q = at::randn({1, 8, t, 64}, gen, f32).to(shape.device, at::kBFloat16);
+      const at::Tensor v = at::randn({1, 8, t, 64}, gen, f32).to(shape.device, at::kBFloat16);
+      StepInfo step;
+      step.block_index = block;
+      step.clean_pass = true;
+      step.geometry = shape.geometry;
+      // Block 0 allocates and may pick kernels; every later block must not synchronise.
+      try {
+        std::optional<SyncsAreErrors> guard;
+        if (block > 0) guard.emplace();
+        for (int l = 0; l < shape.num_layers; ++l) policy->attend(l, q, k, v, step);
+        for (int l = 0; l < shape.num_layers; ++l) policy->commit(l, k, v, step);
+      } catch (const std::exception& error) {
+        FAIL() << "block " << block << " synchronised: " << error.what();
+      }
+    }
+    EXPECT_GT(policy->stats().total_tokens(), 0);
+  }
+#endif
 }
 
 }  // namespace
