@@ -56,7 +56,8 @@ std::vector<Metric> parse_metrics(const std::string& list) {
       }
     }
     std::string known;
-    for (Metric metric : kAll) known += std::string(known.empty() ? "" : ", ") + metric_name(metric);
+    for (Metric metric : kAll)
+      known += std::string(known.empty() ? "" : ", ") + metric_name(metric);
     require(found, "--metrics", "unknown metric '" + name + "' (known: all, " + known + ")");
   }
   require(!metrics.empty(), "--metrics", "names no metric");

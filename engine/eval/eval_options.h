@@ -33,8 +33,8 @@ struct EvalOptions {
   at::Device device = at::kCPU;
   std::optional<at::ScalarType> dtype;  // default: the Session's (f32 on CPU, bf16 on CUDA)
 
-  std::vector<uint64_t> seeds;  // held-out world seeds (the Session seed is the world seed)
-  int seed_frames = 1;          // real game frames the Session is seeded with (>= 1)
+  std::vector<uint64_t> seeds;   // held-out world seeds (the Session seed is the world seed)
+  int seed_frames = 1;           // real game frames the Session is seeded with (>= 1)
   std::string policy = "dense";  // policy of the responsiveness, idle, memory, stability runs
   // Policies compared with dense (fidelity) and timed next to it (speed).
   std::vector<std::string> policies{"headcast", "dummy", "tempcache", "combined"};

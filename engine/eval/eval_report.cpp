@@ -57,13 +57,15 @@ Json at_least(const std::string& name, const Json& value, double target, const c
 Json eval_checks(const Json& report) {
   Json checks = Json::array();
   if (report.contains("responsiveness")) {
-    checks.push_back(at_least("responsiveness", field(report["responsiveness"], "share"), 0.90, ""));
+    checks.push_back(
+        at_least("responsiveness", field(report["responsiveness"], "share"), 0.90, ""));
   }
   if (report.contains("idle")) {
     checks.push_back(at_least("idle fidelity dB", field(report["idle"], "psnr_db"), 28.0, " dB"));
   }
   if (report.contains("memory")) {
-    checks.push_back(at_least("return-trip PSNR dB", field(report["memory"], "psnr_db"), 24.0, " dB"));
+    checks.push_back(
+        at_least("return-trip PSNR dB", field(report["memory"], "psnr_db"), 24.0, " dB"));
   }
   if (report.contains("stability")) {
     const Json& s = report["stability"];
@@ -76,12 +78,14 @@ Json eval_checks(const Json& report) {
     const Json& headcast = row_of(report["policies"], "headcast");
     const Json& dummy = row_of(report["policies"], "dummy");
     if (!headcast.is_null()) {
-      checks.push_back(at_least("headcast vs dense PSNR dB", field(headcast, "psnr_db"), 26.0, " dB"));
+      checks.push_back(
+          at_least("headcast vs dense PSNR dB", field(headcast, "psnr_db"), 26.0, " dB"));
       if (!dummy.is_null()) {
         const Json& h = field(headcast, "psnr_db");
         const Json& d = field(dummy, "psnr_db");
-        checks.push_back(check("headcast above dummy", h, "> dummy " + num(d),
-                               h.is_number() && d.is_number() && h.get<double>() > d.get<double>()));
+        checks.push_back(
+            check("headcast above dummy", h, "> dummy " + num(d),
+                  h.is_number() && d.is_number() && h.get<double>() > d.get<double>()));
       }
     }
   }
@@ -102,52 +106,54 @@ Json eval_checks(const Json& report) {
 }
 
 std::string format_eval_report(const Json& report) {
-  std::string out = format("worldcast eval: %s on %s (%s), %zu seed(s), policy %s, window %s frames\n",
-                           report.value("config", "?").c_str(), report.value("device", "?").c_str(),
-                           report.value("dtype", "?").c_str(), field(report, "seeds").size(),
-                           report.value("policy", "?").c_str(),
-                           num(field(report, "window_frames"), "%.0f").c_str());
+  std::string out = format(
+      "worldcast eval: %s on %s (%s), %zu seed(s), policy %s, window %s frames\n",
+      report.value("config", "?").c_str(), report.value("device", "?").c_str(),
+      report.value("dtype", "?").c_str(), field(report, "seeds").size(),
+      report.value("policy", "?").c_str(), num(field(report, "window_frames"), "%.0f").c_str());
   if (report.contains("responsiveness")) {
     const Json& r = report["responsiveness"];
-    out += format("responsiveness   %s of %s moving steps (exact %d px: %s; estimator on the game: "
-                  "%s; blocked steps still: %s; idle steps still: %s)\n",
-                  percent(field(r, "share")).c_str(), num(field(r, "scored_steps"), "%.0f").c_str(),
-                  r.value("scroll_pixels", 0), percent(field(r, "exact_shift_share")).c_str(),
-                  percent(field(r, "estimator_share_on_truth")).c_str(),
-                  percent(field(r, "blocked_still_share")).c_str(),
-                  percent(field(r, "idle_still_share")).c_str());
+    out += format(
+        "responsiveness   %s of %s moving steps (exact %d px: %s; estimator on the game: "
+        "%s; blocked steps still: %s; idle steps still: %s)\n",
+        percent(field(r, "share")).c_str(), num(field(r, "scored_steps"), "%.0f").c_str(),
+        r.value("scroll_pixels", 0), percent(field(r, "exact_shift_share")).c_str(),
+        percent(field(r, "estimator_share_on_truth")).c_str(),
+        percent(field(r, "blocked_still_share")).c_str(),
+        percent(field(r, "idle_still_share")).c_str());
   }
   if (report.contains("idle")) {
     const Json& r = report["idle"];
-    out += format("idle fidelity    %s dB PSNR, SSIM %s over %s frames (first %s dB, last %s dB, "
-                  "min %s dB)\n",
-                  num(field(r, "psnr_db")).c_str(), num(field(r, "ssim"), "%.3f").c_str(),
-                  num(field(r, "frames"), "%.0f").c_str(), num(field(r, "psnr_first_db")).c_str(),
-                  num(field(r, "psnr_last_db")).c_str(), num(field(r, "psnr_min_db")).c_str());
+    out += format(
+        "idle fidelity    %s dB PSNR, SSIM %s over %s frames (first %s dB, last %s dB, "
+        "min %s dB)\n",
+        num(field(r, "psnr_db")).c_str(), num(field(r, "ssim"), "%.3f").c_str(),
+        num(field(r, "frames"), "%.0f").c_str(), num(field(r, "psnr_first_db")).c_str(),
+        num(field(r, "psnr_last_db")).c_str(), num(field(r, "psnr_min_db")).c_str());
   }
   if (report.contains("memory")) {
     const Json& r = report["memory"];
-    out += format("memory           %s dB PSNR on return (the game itself: %s dB), %s steps = %s px "
-                  "each way, %s, %zu seed(s) skipped\n",
-                  num(field(r, "psnr_db")).c_str(), num(field(r, "truth_psnr_db")).c_str(),
-                  num(field(r, "steps"), "%.0f").c_str(),
-                  num(field(r, "scroll_pixels"), "%.0f").c_str(),
-                  field(r, "fits_window").is_boolean() && r["fits_window"].get<bool>()
-                      ? "fits the window"
-                      : "LONGER than the window",
-                  field(r, "skipped_seeds").size());
+    out += format(
+        "memory           %s dB PSNR on return (the game itself: %s dB), %s steps = %s px "
+        "each way, %s, %zu seed(s) skipped\n",
+        num(field(r, "psnr_db")).c_str(), num(field(r, "truth_psnr_db")).c_str(),
+        num(field(r, "steps"), "%.0f").c_str(), num(field(r, "scroll_pixels"), "%.0f").c_str(),
+        field(r, "fits_window").is_boolean() && r["fits_window"].get<bool>()
+            ? "fits the window"
+            : "LONGER than the window",
+        field(r, "skipped_seeds").size());
   }
   if (report.contains("stability")) {
     const Json& r = report["stability"];
-    out += format("stability        %s frames, %s non-finite blocks; idle self-PSNR %s -> %s dB "
-                  "(delta %s; the game: %s -> %s dB), detail ratio %s\n",
-                  num(field(r, "frames"), "%.0f").c_str(),
-                  num(field(r, "non_finite_blocks"), "%.0f").c_str(),
-                  num(field(r, "idle_self_psnr_start_db")).c_str(),
-                  num(field(r, "idle_self_psnr_end_db")).c_str(), num(field(r, "delta_db")).c_str(),
-                  num(field(r, "truth_idle_self_psnr_start_db")).c_str(),
-                  num(field(r, "truth_idle_self_psnr_end_db")).c_str(),
-                  num(field(r, "detail_ratio"), "%.3f").c_str());
+    out += format(
+        "stability        %s frames, %s non-finite blocks; idle self-PSNR %s -> %s dB "
+        "(delta %s; the game: %s -> %s dB), detail ratio %s\n",
+        num(field(r, "frames"), "%.0f").c_str(), num(field(r, "non_finite_blocks"), "%.0f").c_str(),
+        num(field(r, "idle_self_psnr_start_db")).c_str(),
+        num(field(r, "idle_self_psnr_end_db")).c_str(), num(field(r, "delta_db")).c_str(),
+        num(field(r, "truth_idle_self_psnr_start_db")).c_str(),
+        num(field(r, "truth_idle_self_psnr_end_db")).c_str(),
+        num(field(r, "detail_ratio"), "%.3f").c_str());
   }
   if (report.contains("policies")) {
     const Json& r = report["policies"];
@@ -169,11 +175,11 @@ std::string format_eval_report(const Json& report) {
     out += format("  | %-10s | %8s | %8s | %8s | %8s | %9s |\n", "policy", "FPS", "p50 ms",
                   "p99 ms", "model ms", "decode ms");
     for (const Json& row : field(report["speed"], "rows")) {
-      out += format("  | %-10s | %8s | %8s | %8s | %8s | %9s |\n",
-                    row.value("policy", "?").c_str(), num(field(row, "fps")).c_str(),
-                    num(field(row, "frame_ms_p50")).c_str(), num(field(row, "frame_ms_p99")).c_str(),
-                    num(field(row, "model_ms_mean")).c_str(),
-                    num(field(row, "decode_ms_mean"), "%.3f").c_str());
+      out +=
+          format("  | %-10s | %8s | %8s | %8s | %8s | %9s |\n", row.value("policy", "?").c_str(),
+                 num(field(row, "fps")).c_str(), num(field(row, "frame_ms_p50")).c_str(),
+                 num(field(row, "frame_ms_p99")).c_str(), num(field(row, "model_ms_mean")).c_str(),
+                 num(field(row, "decode_ms_mean"), "%.3f").c_str());
     }
   }
   const Json& checks = field(report, "checks");
@@ -183,8 +189,8 @@ std::string format_eval_report(const Json& report) {
     const bool pass = c.value("pass", false);
     passed += pass;
     const Json& value = field(c, "value");
-    const std::string shown = value.is_boolean() ? (value.get<bool>() ? "true" : "false")
-                                                 : num(value, "%.3f");
+    const std::string shown =
+        value.is_boolean() ? (value.get<bool>() ? "true" : "false") : num(value, "%.3f");
     out += format("  %-4s %-32s %10s  (target %s)\n", pass ? "ok" : "FAIL",
                   c.value("name", "?").c_str(), shown.c_str(), c.value("target", "").c_str());
   }

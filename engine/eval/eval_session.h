@@ -26,8 +26,7 @@ int64_t eval_window_frames(const EvalOptions& options);
 nlohmann::json eval_policy_settings(const EvalOptions& options, const std::string& policy);
 
 std::unique_ptr<rollout::Session> make_eval_session(const EvalOptions& options,
-                                                    const std::string& policy,
-                                                    uint64_t seed);
+                                                    const std::string& policy, uint64_t seed);
 // options.make_source when set, else make_eval_session.
 std::unique_ptr<FrameSource> make_eval_source(const EvalOptions& options, const std::string& policy,
                                               uint64_t seed);

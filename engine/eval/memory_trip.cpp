@@ -42,8 +42,8 @@ nlohmann::json eval_memory(const EvalOptions& options) {
     ReferenceRun truth(width, height, seed, options.seed_frames);
     for (int i = 0; i < f; ++i) truth.step(game::Action::kNone);  // O_0's state
     game::Action direction = game::Action::kNone;
-    for (game::Action candidate : {game::Action::kRight, game::Action::kLeft, game::Action::kDown,
-                                   game::Action::kUp}) {
+    for (game::Action candidate :
+         {game::Action::kRight, game::Action::kLeft, game::Action::kDown, game::Action::kUp}) {
       ReferenceRun probe = truth;
       if (probe.can_walk(candidate, k)) {
         for (int i = 0; i < k; ++i) probe.step(candidate);

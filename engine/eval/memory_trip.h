@@ -8,8 +8,8 @@
 
 namespace wc::eval {
 
-// Note [Memory trip]: after seeding, one idle block ending on frame O_0, then k frames in direction d
-// (O_1..O_k), then k frames back (R_{k-1}..R_0); R_j is compared with O_j, j = 0..k−1. The frame
+// Note [Memory trip]: after seeding, one idle block ending on frame O_0, then k frames in direction
+// d (O_1..O_k), then k frames back (R_{k-1}..R_0); R_j is compared with O_j, j = 0..k−1. The frame
 // O_j was generated 2(k − j) frames before R_j, so the trip fits the attention window when
 // 2k <= W − F (W frames including the sink block of F frames); k defaults to the largest such
 // value ((W − F) / 2 rounded down to whole blocks, at least one block; 32 when the window is

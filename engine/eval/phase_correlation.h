@@ -16,7 +16,8 @@ namespace wc::eval {
 struct Shift {
   int dx = 0;
   int dy = 0;
-  double peak = 0.0;  // height of the correlation peak: 1 for a perfect circular shift, ~0 for noise
+  double peak =
+      0.0;  // height of the correlation peak: 1 for a perfect circular shift, ~0 for noise
 };
 
 struct PhaseCorrelationOptions {

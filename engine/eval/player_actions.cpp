@@ -11,7 +11,8 @@ std::vector<game::Action> player_actions(uint64_t seed, int count,
                                          const PlayerActionOptions& options) {
   if (count < 0 || options.min_hold < 1 || options.max_hold < options.min_hold ||
       !(options.idle_share >= 0.0 && options.idle_share <= 1.0)) {
-    throw Error("player actions", "need count >= 0, 1 <= min_hold <= max_hold, idle_share in [0, 1]");
+    throw Error("player actions",
+                "need count >= 0, 1 <= min_hold <= max_hold, idle_share in [0, 1]");
   }
   uint64_t state = game::mix64(seed ^ 0x706C61796572ull);  // "player"
   const auto next = [&state] { return state = game::mix64(state); };
@@ -21,8 +22,8 @@ std::vector<game::Action> player_actions(uint64_t seed, int count,
   while (static_cast<int>(actions.size()) < count) {
     const uint64_t span = static_cast<uint64_t>(options.max_hold - options.min_hold + 1);
     const int hold = options.min_hold + static_cast<int>(next() % span);
-    const game::Action action =
-        unit() < options.idle_share ? game::Action::kNone
+    const game::Action action = unit() < options.idle_share
+                                    ? game::Action::kNone
                                     : static_cast<game::Action>(1 + next() % 4);
     for (int i = 0; i < hold && static_cast<int>(actions.size()) < count; ++i) {
       actions.push_back(action);

@@ -64,8 +64,7 @@ std::vector<at::Tensor> roll_out(FrameSource& session, uint64_t seed,
 nlohmann::json eval_policies(const EvalOptions& options) {
   const int f = options.config.frames_per_block;
   const int64_t window = eval_window_frames(options);
-  const int skip =
-      options.policy_skip >= 0 ? options.policy_skip : static_cast<int>(window) + f;
+  const int skip = options.policy_skip >= 0 ? options.policy_skip : static_cast<int>(window) + f;
   const size_t first = static_cast<size_t>(std::min(skip, options.policy_frames - 1));
 
   PolicyRun dense{"dense", make_eval_source(options, "dense", options.seeds.front())};
@@ -78,8 +77,9 @@ nlohmann::json eval_policies(const EvalOptions& options) {
     const auto actions = eval_actions(options, seed ^ kActionSalt, options.policy_frames);
     report_progress(options, "policies: seed " + std::to_string(seed) + ", dense");
     const std::vector<at::Tensor> reference = roll_out(*dense.session, seed, actions);
-    dense.differences.add_sequence({reference.begin() + static_cast<ptrdiff_t>(first), reference.end()},
-                                   f, static_cast<int64_t>(first));
+    dense.differences.add_sequence(
+        {reference.begin() + static_cast<ptrdiff_t>(first), reference.end()}, f,
+        static_cast<int64_t>(first));
     for (PolicyRun& run : runs) {
       report_progress(options, "policies: seed " + std::to_string(seed) + ", " + run.name);
       const std::vector<at::Tensor> frames = roll_out(*run.session, seed, actions);
@@ -90,8 +90,8 @@ nlohmann::json eval_policies(const EvalOptions& options) {
         run.psnr_min = std::min(run.psnr_min, p);
         ++run.compared;
       }
-      run.differences.add_sequence({frames.begin() + static_cast<ptrdiff_t>(first), frames.end()}, f,
-                                   static_cast<int64_t>(first));
+      run.differences.add_sequence({frames.begin() + static_cast<ptrdiff_t>(first), frames.end()},
+                                   f, static_cast<int64_t>(first));
     }
   }
 
@@ -104,15 +104,15 @@ nlohmann::json eval_policies(const EvalOptions& options) {
   rows.push_back(dense_row);
   for (const PolicyRun& run : runs) {
     const double n = static_cast<double>(std::max<int64_t>(run.compared, 1));
-    nlohmann::json row = {
-        {"policy", run.name},
-        {"psnr_db", run.psnr_sum / n},
-        {"psnr_min_db", run.psnr_min},
-        {"ssim", run.ssim_sum / n},
-        {"compared_frames", run.compared},
-        {"frame_difference", optional_json(run.differences.boundary_mean())},
-        {"flicker_vs_dense", optional_json(flicker_vs_reference(run.differences, dense.differences))},
-        {"block_flicker", optional_json(block_flicker(run.differences))}};
+    nlohmann::json row = {{"policy", run.name},
+                          {"psnr_db", run.psnr_sum / n},
+                          {"psnr_min_db", run.psnr_min},
+                          {"ssim", run.ssim_sum / n},
+                          {"compared_frames", run.compared},
+                          {"frame_difference", optional_json(run.differences.boundary_mean())},
+                          {"flicker_vs_dense",
+                           optional_json(flicker_vs_reference(run.differences, dense.differences))},
+                          {"block_flicker", optional_json(block_flicker(run.differences))}};
     row.update(cast_summary(*run.session));
     rows.push_back(row);
   }

@@ -29,6 +29,16 @@ const char* dtype_name(at::ScalarType dtype) {
   }
 }
 
+int64_t parameter_count(const model::ModelConfig& config) {
+  int64_t count = 0;
+  for (const TensorSpec& spec : model::model_tensor_specs(config, Dtype::kF32)) {
+    int64_t n = 1;
+    for (int64_t d : spec.shape) n *= d;
+    count += n;
+  }
+  return count;
+}
+
 }  // namespace
 
 nlohmann::json run_eval(const EvalOptions& options) {
@@ -45,10 +55,12 @@ nlohmann::json run_eval(const EvalOptions& options) {
       {"source", options.source_name},
       {"config", options.config.name},
       {"config_file", options.config.file},
-      {"weights", options.weights.empty() ? nlohmann::json(nullptr) : nlohmann::json(options.weights)},
+      {"parameters", parameter_count(options.config)},
+      {"weights",
+       options.weights.empty() ? nlohmann::json(nullptr) : nlohmann::json(options.weights)},
       {"device", options.device.str()},
-      {"dtype", dtype_name(options.dtype.value_or(options.device.is_cuda() ? at::kBFloat16
-                                                                           : at::kFloat))},
+      {"dtype",
+       dtype_name(options.dtype.value_or(options.device.is_cuda() ? at::kBFloat16 : at::kFloat))},
       {"frame", {{"width", options.config.frame.width}, {"height", options.config.frame.height}}},
       {"frames_per_block", options.config.frames_per_block},
       {"sampler_steps", options.config.sampler.steps},

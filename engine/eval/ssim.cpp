@@ -30,7 +30,8 @@ std::vector<double> gaussian_taps() {
 at::Tensor filter_valid(const at::Tensor& planes, int64_t dim, const std::vector<double>& taps) {
   const int64_t out = planes.size(dim) - kSsimWindow + 1;
   at::Tensor sum = planes.narrow(dim, 0, out) * taps[0];
-  for (int i = 1; i < kSsimWindow; ++i) sum.add_(planes.narrow(dim, i, out), taps[static_cast<size_t>(i)]);
+  for (int i = 1; i < kSsimWindow; ++i)
+    sum.add_(planes.narrow(dim, i, out), taps[static_cast<size_t>(i)]);
   return sum;
 }
 
@@ -45,7 +46,8 @@ at::Tensor ssim_window() {
 double ssim(const at::Tensor& a, const at::Tensor& b) {
   check_frame_pair(a, b, "ssim");
   if (a.size(0) < kSsimWindow || a.size(1) < kSsimWindow) {
-    throw Error("ssim", "frames must be at least " + std::to_string(kSsimWindow) + " pixels on a side");
+    throw Error("ssim",
+                "frames must be at least " + std::to_string(kSsimWindow) + " pixels on a side");
   }
   constexpr double kL = 255.0;
   constexpr double kC1 = (0.01 * kL) * (0.01 * kL);

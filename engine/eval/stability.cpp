@@ -121,32 +121,34 @@ nlohmann::json eval_stability(const EvalOptions& options) {
   const Probe end = probe();
 
   double vs_truth = 0.0;
-  for (size_t i = 0; i < start.frames.size(); ++i) vs_truth += psnr(start.frames[i], start.truth[i]);
+  for (size_t i = 0; i < start.frames.size(); ++i)
+    vs_truth += psnr(start.frames[i], start.truth[i]);
   vs_truth /= static_cast<double>(start.frames.size());
   const double start_db = self_psnr(start.frames), end_db = self_psnr(end.frames);
   const double start_detail = mean_gradient(start.frames);
   const double delta = end_db - start_db;
-  return {{"policy", options.policy},
-          {"seed", seed},
-          {"frames", static_cast<int64_t>(actions.size())},
-          {"returned_to_start", returned},
-          {"generated_frames", generated},
-          {"probe_frames", options.stability_probe_frames},
-          {"non_finite_blocks", non_finite},
-          {"finite", non_finite == 0},
-          {"idle_self_psnr_start_db", start_db},
-          {"idle_self_psnr_end_db", end_db},
-          {"delta_db", delta},
-          {"within_1db", std::abs(delta) <= 1.0},
-          {"truth_idle_self_psnr_start_db", self_psnr(start.truth)},
-          {"truth_idle_self_psnr_end_db", self_psnr(end.truth)},
-          {"idle_psnr_vs_truth_start_db", vs_truth},
-          {"detail_ratio", start_detail > 0.0 ? nlohmann::json(mean_gradient(end.frames) / start_detail)
-                                              : nlohmann::json(nullptr)},
-          {"mean_rgb_start", mean_rgb(start.frames)},
-          {"mean_rgb_end", mean_rgb(end.frames)},
-          {"rollout_fps", rollout_ms > 0.0 ? 1000.0 * static_cast<double>(actions.size()) / rollout_ms
-                                           : 0.0}};
+  return {
+      {"policy", options.policy},
+      {"seed", seed},
+      {"frames", static_cast<int64_t>(actions.size())},
+      {"returned_to_start", returned},
+      {"generated_frames", generated},
+      {"probe_frames", options.stability_probe_frames},
+      {"non_finite_blocks", non_finite},
+      {"finite", non_finite == 0},
+      {"idle_self_psnr_start_db", start_db},
+      {"idle_self_psnr_end_db", end_db},
+      {"delta_db", delta},
+      {"within_1db", std::abs(delta) <= 1.0},
+      {"truth_idle_self_psnr_start_db", self_psnr(start.truth)},
+      {"truth_idle_self_psnr_end_db", self_psnr(end.truth)},
+      {"idle_psnr_vs_truth_start_db", vs_truth},
+      {"detail_ratio", start_detail > 0.0 ? nlohmann::json(mean_gradient(end.frames) / start_detail)
+                                          : nlohmann::json(nullptr)},
+      {"mean_rgb_start", mean_rgb(start.frames)},
+      {"mean_rgb_end", mean_rgb(end.frames)},
+      {"rollout_fps",
+       rollout_ms > 0.0 ? 1000.0 * static_cast<double>(actions.size()) / rollout_ms : 0.0}};
 }
 
 }  // namespace wc::eval

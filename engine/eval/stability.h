@@ -25,11 +25,12 @@ namespace wc::eval {
 // the game made back in reverse, so the true camera ends where it started ("returned_to_start";
 // a crystal collected on the way stays gone), padded with a few idle frames so that both probes
 // start at the same phase of the waves' 4-frame step (game::kWaveFramesPerPixel; a 6-frame probe
-// of one place read 34.9 or 32.4 dB depending on that phase). The reference game's own idle self-PSNR at both
-// probes is reported as context ("truth_*"); the model's end scene is whatever it generated. Two more drift signals:
-// "detail_ratio" (mean luma gradient magnitude at the end over the start: < 1 means blur, > 1
-// noise) and the mean RGB of both probes. Also "idle_psnr_vs_truth_start_db": the start probe
-// against the true frames, the one point where the truth is known.
+// of one place read 34.9 or 32.4 dB depending on that phase). The reference game's own idle
+// self-PSNR at both probes is reported as context ("truth_*"); the model's end scene is whatever it
+// generated. Two more drift signals: "detail_ratio" (mean luma gradient magnitude at the end over
+// the start: < 1 means blur, > 1 noise) and the mean RGB of both probes. Also
+// "idle_psnr_vs_truth_start_db": the start probe against the true frames, the one point where the
+// truth is known.
 nlohmann::json eval_stability(const EvalOptions& options);
 
 }  // namespace wc::eval

@@ -26,9 +26,8 @@ struct Result {
 };
 
 Result run_worldcast(const std::string& arguments) {
-  const std::string command =
-      std::string("cd '") + WORLDCAST_SOURCE_DIR + "' && '" + WORLDCAST_BINARY + "' " + arguments +
-      " 2>&1";
+  const std::string command = std::string("cd '") + WORLDCAST_SOURCE_DIR + "' && '" +
+                              WORLDCAST_BINARY + "' " + arguments + " 2>&1";
   Result result;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return result;
@@ -84,9 +83,9 @@ TEST_F(EvalCli, WritesAReportWithEveryField) {
                           "mean_peak", "per_seed", "seconds"}) {
     EXPECT_TRUE(r.contains(key)) << key;
   }
-  EXPECT_EQ(r["scored_steps"].get<int>() + r["blocked_steps"].get<int>() +
-                r["idle_steps"].get<int>(),
-            12);
+  EXPECT_EQ(
+      r["scored_steps"].get<int>() + r["blocked_steps"].get<int>() + r["idle_steps"].get<int>(),
+      12);
   if (!r["estimator_share_on_truth"].is_null()) {
     EXPECT_GE(r["estimator_share_on_truth"].get<double>(), 0.0);
   }
@@ -108,9 +107,9 @@ TEST_F(EvalCli, WritesAReportWithEveryField) {
   const Json& stability = report["stability"];
   EXPECT_TRUE(stability["finite"].get<bool>());
   EXPECT_EQ(stability["non_finite_blocks"].get<int>(), 0);
-  for (const char* key : {"idle_self_psnr_start_db", "idle_self_psnr_end_db", "delta_db",
-                          "within_1db", "truth_idle_self_psnr_start_db", "detail_ratio",
-                          "mean_rgb_end"}) {
+  for (const char* key :
+       {"idle_self_psnr_start_db", "idle_self_psnr_end_db", "delta_db", "within_1db",
+        "truth_idle_self_psnr_start_db", "detail_ratio", "mean_rgb_end"}) {
     EXPECT_TRUE(stability.contains(key)) << key;
   }
 
@@ -123,7 +122,8 @@ TEST_F(EvalCli, WritesAReportWithEveryField) {
     EXPECT_LE(row["ssim"].get<double>(), 1.0);
     EXPECT_GT(row["flicker_vs_dense"].get<double>(), 0.0);
   }
-  EXPECT_EQ(policies, (std::set<std::string>{"dense", "headcast", "dummy", "tempcache", "combined"}));
+  EXPECT_EQ(policies,
+            (std::set<std::string>{"dense", "headcast", "dummy", "tempcache", "combined"}));
 
   ASSERT_EQ(report["speed"]["rows"].size(), 5u);
   for (const Json& row : report["speed"]["rows"]) {
@@ -135,9 +135,9 @@ TEST_F(EvalCli, WritesAReportWithEveryField) {
 }
 
 TEST_F(EvalCli, SelectedMetricsOnly) {
-  const Result result = run_worldcast("eval --weights '" + path("weights") + "'" + kTinyCounts +
-                                      " --metrics idle,speed --policies headcast --json '" +
-                                      path("some.json") + "'");
+  const Result result =
+      run_worldcast("eval --weights '" + path("weights") + "'" + kTinyCounts +
+                    " --metrics idle,speed --policies headcast --json '" + path("some.json") + "'");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   std::ifstream in(path("some.json"));
   const Json report = Json::parse(in);
@@ -151,7 +151,8 @@ TEST_F(EvalCli, SelectedMetricsOnly) {
 TEST_F(EvalCli, GameSourceScoresTheCeiling) {
   const Result result = run_worldcast(
       "eval --source game --seeds 1 --metrics responsiveness,idle --responsiveness-frames 60"
-      " --idle-frames 8 --quiet --json '" + path("game.json") + "'");
+      " --idle-frames 8 --quiet --json '" +
+      path("game.json") + "'");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   std::ifstream in(path("game.json"));
   const Json report = Json::parse(in);
@@ -167,20 +168,33 @@ TEST_F(EvalCli, MissingWeightsNameThePath) {
   EXPECT_NE(result.output.find("weights not found"), std::string::npos) << result.output;
 }
 
-TEST_F(EvalCli, MissingConfigNamesTheFile) {
+TEST_F(EvalCli, WithoutConfigJsonTheCheckpointMetadataServes) {
   fs::remove(dir_ / "weights" / "config.json");
-  const Result result = run_worldcast("eval --weights '" + path("weights") + "' --quiet");
+  const Result result =
+      run_worldcast("eval --weights '" + path("weights") + "' --metrics idle --idle-frames 2 " +
+                    "--seeds 1 --policies dense --quiet --json '" + path("meta.json") + "'");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::ifstream in(path("meta.json"));
+  const Json report = Json::parse(in);
+  EXPECT_EQ(report["config"], "eval-tiny");
+  EXPECT_NE(report["config_file"].get<std::string>().find("metadata 'config'"), std::string::npos);
+}
+
+TEST_F(EvalCli, MissingConfigNamesTheFile) {
+  const Result result = run_worldcast("eval --weights '" + path("weights") + "' --config '" +
+                                      path("missing.json") + "' --quiet");
   EXPECT_EQ(result.exit_code, 1) << result.output;
-  EXPECT_NE(result.output.find(path("weights/config.json")), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find(path("missing.json") + ": model config not found"),
+            std::string::npos)
+      << result.output;
 }
 
 TEST_F(EvalCli, BadConfigNamesTheFileAndField) {
   Json config = model::model_config_to_json(testing::eval_tiny_config(32));
   config["hidden_size"] = 32;  // a typo'd key
   std::ofstream(path("bad.json")) << config.dump();
-  const Result result =
-      run_worldcast("eval --weights '" + path("weights") + "' --config '" + path("bad.json") +
-                    "' --quiet");
+  const Result result = run_worldcast("eval --weights '" + path("weights") + "' --config '" +
+                                      path("bad.json") + "' --quiet");
   EXPECT_EQ(result.exit_code, 1) << result.output;
   EXPECT_NE(result.output.find(path("bad.json")), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("hidden_size"), std::string::npos) << result.output;
@@ -191,9 +205,8 @@ TEST_F(EvalCli, WeightsThatDoNotFitTheConfigNameTheTensor) {
   other.hidden = 64;
   other.head_dim = 32;
   std::ofstream(path("other.json")) << model::model_config_to_json(other).dump();
-  const Result result =
-      run_worldcast("eval --weights '" + path("weights") + "' --config '" + path("other.json") +
-                    "' --quiet" + kTinyCounts);
+  const Result result = run_worldcast("eval --weights '" + path("weights") + "' --config '" +
+                                      path("other.json") + "' --quiet" + kTinyCounts);
   EXPECT_EQ(result.exit_code, 1) << result.output;
   EXPECT_NE(result.output.find(path("weights")), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("shape"), std::string::npos) << result.output;
@@ -206,9 +219,13 @@ TEST_F(EvalCli, BadOptionsAreNamed) {
   result = run_worldcast("eval --weights '" + path("weights") + "' --settings 'dense={'");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.output.find("--settings dense"), std::string::npos) << result.output;
-  result = run_worldcast("eval --quiet");
+  result = run_worldcast("eval --quiet --random-weights --weights '" + path("weights") + "'");
   EXPECT_EQ(result.exit_code, 1);
-  EXPECT_NE(result.output.find("--weights"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("not both"), std::string::npos) << result.output;
+  result = run_worldcast("eval --quiet --weights '" + path("weights") + "' --device tpu");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("--device: unknown device 'tpu'"), std::string::npos)
+      << result.output;
 }
 
 }  // namespace

@@ -93,7 +93,8 @@ TEST(GameAsModel, IsSeededLikeASession) {
   }
   source->reset(1000004);
   EXPECT_EQ(source->frame_index(), 0u);
-  EXPECT_TRUE(at::equal(copy_rgba(source->rgba(), 64, 64), ReferenceRun(64, 64, 1000004, 2).frame()));
+  EXPECT_TRUE(
+      at::equal(copy_rgba(source->rgba(), 64, 64), ReferenceRun(64, 64, 1000004, 2).frame()));
 }
 
 TEST(EvalOptions, ParsesMetricLists) {

@@ -136,8 +136,10 @@ TEST(Ssim, MatchesTheDirectDefinition) {
   const at::Tensor a = random_frame(24, 20, 9);
   at::manual_seed(10);
   at::Tensor b = a.clone();
-  b.narrow(2, 0, 3).copy_((a.narrow(2, 0, 3).to(at::kDouble) +
-                           at::randn({24, 20, 3}, at::kDouble) * 30).clamp(0, 255).round());
+  b.narrow(2, 0, 3).copy_(
+      (a.narrow(2, 0, 3).to(at::kDouble) + at::randn({24, 20, 3}, at::kDouble) * 30)
+          .clamp(0, 255)
+          .round());
   EXPECT_NEAR(ssim(a, b), direct_ssim(a, b), 1e-9);
 }
 
@@ -151,8 +153,10 @@ TEST(Ssim, FallsAsNoiseGrows) {
   double previous = 1.0;
   for (double sigma : {2.0, 10.0, 40.0, 100.0}) {
     at::Tensor b = a.clone();
-    b.narrow(2, 0, 3).copy_((a.narrow(2, 0, 3).to(at::kDouble) +
-                             at::randn({64, 64, 3}, at::kDouble) * sigma).clamp(0, 255).round());
+    b.narrow(2, 0, 3).copy_(
+        (a.narrow(2, 0, 3).to(at::kDouble) + at::randn({64, 64, 3}, at::kDouble) * sigma)
+            .clamp(0, 255)
+            .round());
     const double value = ssim(a, b);
     EXPECT_LT(value, previous) << "sigma " << sigma;
     previous = value;

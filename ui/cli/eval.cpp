@@ -2,6 +2,7 @@
 // (responsiveness, idle fidelity, memory, stability, policies vs dense, speed), printed as a
 // table and written as JSON. The work is in engine/eval (run_eval); this file parses and prints.
 #include <CLI/CLI.hpp>
+#include <torch/cuda.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +13,7 @@
 
 #include "engine/core/atomic_file.h"
 #include "engine/core/error.h"
+#include "engine/core/safetensors.h"
 #include "engine/core/timing.h"
 #include "engine/eval/eval_report.h"
 #include "engine/eval/game_as_model.h"
@@ -29,7 +31,7 @@ struct EvalCliOptions {
   bool random_weights = false;
   std::string source = "model";
   std::string config;
-  std::string device = "cpu";
+  std::string device = "auto";
   std::string dtype;
   int seeds = 8;
   uint64_t seed_start = 1000000;
@@ -41,13 +43,36 @@ struct EvalCliOptions {
   eval::EvalOptions eval;  // counts and policies are bound straight to it
 };
 
-// The config next to the weights (the folder's config.json, or the one beside a file), unless
-// --config names one.
-std::string config_path(const EvalCliOptions& options) {
-  if (!options.config.empty()) return options.config;
-  if (options.random_weights || options.source == "game") return "assets/configs/game-small.json";
+// Where `worldcast eval` finds the bundled model when no weights are named (as `play` does).
+constexpr const char* kBundledModel = "assets/models/game-small";
+constexpr const char* kDefaultConfig = "assets/configs/game-small.json";
+
+// The model config: --config; else the config.json next to the weights (in the folder, or beside
+// a file); else the config the checkpoint carries in its metadata (save_weights writes it).
+model::ModelConfig resolve_config(const EvalCliOptions& options, bool game) {
+  if (!options.config.empty()) {
+    if (!fs::exists(options.config)) throw Error(options.config, "model config not found");
+    return model::load_model_config(options.config);
+  }
+  if (options.random_weights || game) return model::load_model_config(kDefaultConfig);
   const fs::path weights(options.weights);
-  return ((fs::is_directory(weights) ? weights : weights.parent_path()) / "config.json").string();
+  const fs::path beside = (fs::is_directory(weights) ? weights : weights.parent_path()) / "config.json";
+  if (fs::exists(beside)) return model::load_model_config(beside.string());
+  const Checkpoint checkpoint = Checkpoint::open(options.weights);
+  const auto found = checkpoint.metadata().find("config");
+  if (found == checkpoint.metadata().end()) {
+    throw Error(beside.string(),
+                "model config not found, and the checkpoint's metadata has no 'config' (pass "
+                "--config FILE)");
+  }
+  const std::string where = checkpoint.path() + ": metadata 'config'";
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(found->second);
+  } catch (const nlohmann::json::parse_error& error) {
+    throw Error(where, std::string("not valid JSON: ") + error.what());
+  }
+  return model::parse_model_config(json, where);
 }
 
 at::ScalarType parse_dtype(const std::string& name) {
@@ -63,17 +88,20 @@ void run_eval_command(EvalCliOptions& options) {
     throw Error("eval", "--source must be model or game, got '" + options.source + "'");
   }
   const bool game = options.source == "game";
-  if (!game && options.random_weights == !options.weights.empty()) {
-    throw Error("eval", "give exactly one of --weights DIR and --random-weights");
+  if (!game && options.random_weights && !options.weights.empty()) {
+    throw Error("eval", "give --weights DIR or --random-weights, not both");
+  }
+  if (!game && !options.random_weights && options.weights.empty()) {
+    if (!fs::exists(kBundledModel)) {
+      throw Error("eval", std::string("no --weights given and no bundled model at ") +
+                              kBundledModel + " (or pass --random-weights)");
+    }
+    options.weights = kBundledModel;
   }
   if (!game && !options.random_weights && !fs::exists(options.weights)) {
     throw Error(options.weights, "weights not found (expected a checkpoint folder or file)");
   }
-  const std::string config = config_path(options);
-  if (!fs::exists(config)) {
-    throw Error(config, "model config not found (pass --config FILE)");
-  }
-  eval.config = model::load_model_config(config);
+  eval.config = resolve_config(options, game);
   eval.weights = game ? "" : options.weights;
   if (game) {
     // The reference game as the model: the ceiling of every metric (and a harness check).
@@ -85,9 +113,14 @@ void run_eval_command(EvalCliOptions& options) {
     };
   }
   try {
-    eval.device = at::Device(options.device);
+    eval.device = options.device == "auto"
+                      ? at::Device(torch::cuda::is_available() ? at::kCUDA : at::kCPU)
+                      : at::Device(options.device);
   } catch (const std::exception&) {
     throw Error("eval", "--device: unknown device '" + options.device + "'");
+  }
+  if (eval.device.is_cuda() && !torch::cuda::is_available()) {
+    throw Error("eval", "--device " + options.device + ": CUDA is not available here");
   }
   if (!options.dtype.empty()) eval.dtype = parse_dtype(options.dtype);
   if (options.seeds < 1) throw Error("eval", "--seeds must be at least 1");
@@ -136,18 +169,25 @@ const bool kRegistered = register_command("eval", [](CLI::App& app) {
       "Measure a world model on held-out seeds: responsiveness, idle fidelity, memory, "
       "stability, policies vs dense, speed (table + JSON)");
   cmd->add_option("--weights", options->weights,
-                  "Checkpoint folder (safetensors shards + config.json) or file");
-  cmd->add_flag("--random-weights", options->random_weights,
-                "Random weights instead (tool checks; default config assets/configs/game-small.json)");
+                  "Checkpoint folder (safetensors shards + config.json) or file (default: the "
+                  "bundled assets/models/game-small)");
+  cmd->add_flag(
+      "--random-weights", options->random_weights,
+      "Random weights instead (tool checks; default config assets/configs/game-small.json)");
   cmd->add_option("--source", options->source,
                   "model, or game: the reference game itself (the ceiling of every metric)")
       ->capture_default_str();
   cmd->add_option("--config", options->config,
-                  "Model config JSON (default: config.json next to the weights)");
-  cmd->add_option("--device", options->device, "cpu or cuda[:N]")->capture_default_str();
-  cmd->add_option("--dtype", options->dtype, "bf16, f16 or f32 (default: bf16 on CUDA, f32 on CPU)");
-  cmd->add_option("--seeds", options->seeds, "Number of held-out world seeds")->capture_default_str();
-  cmd->add_option("--seed-start", options->seed_start, "First held-out seed")->capture_default_str();
+                  "Model config JSON (default: config.json next to the weights, else the "
+                  "checkpoint's metadata)");
+  cmd->add_option("--device", options->device, "auto (CUDA when available), cpu or cuda[:N]")
+      ->capture_default_str();
+  cmd->add_option("--dtype", options->dtype,
+                  "bf16, f16 or f32 (default: bf16 on CUDA, f32 on CPU)");
+  cmd->add_option("--seeds", options->seeds, "Number of held-out world seeds")
+      ->capture_default_str();
+  cmd->add_option("--seed-start", options->seed_start, "First held-out seed")
+      ->capture_default_str();
   cmd->add_option("--seed-frames", e.seed_frames, "Real game frames the model is seeded with")
       ->capture_default_str();
   cmd->add_option("--metrics", options->metrics,
@@ -181,7 +221,8 @@ const bool kRegistered = register_command("eval", [](CLI::App& app) {
   cmd->add_option("--policy-skip", e.policy_skip,
                   "Frames left out of the policy comparison (-1: window + one block)")
       ->capture_default_str();
-  cmd->add_option("--speed-frames", e.speed_frames, "Timed frames per policy")->capture_default_str();
+  cmd->add_option("--speed-frames", e.speed_frames, "Timed frames per policy")
+      ->capture_default_str();
   cmd->add_option("--speed-warmup", e.speed_warmup, "Untimed frames first (-1: window + 2 blocks)")
       ->capture_default_str();
   cmd->add_option("--max-shift", e.max_shift, "Phase-correlation search radius (pixels)")
