@@ -3,6 +3,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <string_view>
 
 namespace wc::eval {
 namespace {
@@ -35,10 +36,15 @@ const Json& field(const Json& object, const char* key) {
   return object[key];
 }
 
-const Json& row_of(const Json& section, const std::string& policy) {
+// By value (no reference to a temporary string), so g++ 13's -Wdangling-reference stays quiet
+// where the result is bound to a reference.
+const Json& row_of(const Json& section, std::string_view policy) {
   static const Json kNull = nullptr;
   for (const Json& row : field(section, "rows")) {
-    if (row.value("policy", "") == policy) return row;
+    if (row.contains("policy") && row["policy"].is_string() &&
+        row["policy"].get_ref<const std::string&>() == policy) {
+      return row;
+    }
   }
   return kNull;
 }
