@@ -1,12 +1,15 @@
 // FrameSource -> FrameSink; see frame_producer.h.
 #include "ui/frame_producer.h"
 
+#include <utility>
+
 #include "engine/core/error.h"
 #include "engine/core/timing.h"
 
 namespace wc::ui {
 
-FrameProducer::FrameProducer(FrameSource& source, FrameSink& sink) : source_(source), sink_(sink) {
+FrameProducer::FrameProducer(FrameSource& source, FrameSink& sink, FrameRoute route)
+    : source_(source), sink_(sink), route_(std::move(route)) {
   if (source.width() != sink.width() || source.height() != sink.height()) {
     throw Error("FrameProducer",
                 "source " + source.name() + " is " + std::to_string(source.width()) + "x" +
@@ -30,7 +33,7 @@ void FrameProducer::step(Action action) {
 }
 
 void FrameProducer::publish() {
-  sink_.publish(source_.rgba(), source_.frame_index());
+  publish_frame(route_, source_, sink_);
 }
 
 }  // namespace wc::ui

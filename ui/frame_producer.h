@@ -1,18 +1,20 @@
-// The producer side of the frame ring: steps a FrameSource and publishes each frame into a
-// FrameSink. Today the render thread calls it between frames; when the world model moves to its
-// own inference thread (DESIGN.md §4) that thread owns this object and nothing else changes.
+// The producer side of the frame ring for single-threaded runs (headless): steps a FrameSource
+// and publishes each frame into a FrameSink. The window plays through the inference thread
+// (inference_thread.h) instead.
 #pragma once
 
 #include <cstdint>
 
 #include "engine/rollout/frame_source.h"
+#include "ui/frame_route.h"
 #include "ui/frame_sink.h"
 
 namespace wc::ui {
 
 class FrameProducer {
  public:
-  FrameProducer(FrameSource& source, FrameSink& sink);
+  // `route.publish` hands each frame to the sink (empty: the source's RGBA8 bytes).
+  FrameProducer(FrameSource& source, FrameSink& sink, FrameRoute route = {});
 
   // Starts the source over from `seed` and publishes its first frame.
   void reset(uint64_t seed);
@@ -28,6 +30,7 @@ class FrameProducer {
 
   FrameSource& source_;
   FrameSink& sink_;
+  FrameRoute route_;
   double last_step_ms_ = 0.0;
 };
 

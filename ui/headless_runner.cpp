@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 
 #include "engine/core/atomic_file.h"
 #include "engine/core/error.h"
@@ -21,6 +22,15 @@ std::string frame_file_name(int index) {
   char name[32];
   std::snprintf(name, sizeof(name), "frame_%05d.png", index);
   return name;
+}
+
+// DESIGN.md §13 frame-time flatness of the source's step times: median over the last 100
+// frames / median over frames [100, 200); null for runs shorter than 300 frames.
+nlohmann::json produce_flatness(const std::vector<double>& ms) {
+  if (ms.size() < 300) return nullptr;
+  const auto early = median(std::vector<double>(ms.begin() + 100, ms.begin() + 200));
+  const auto late = median(std::vector<double>(ms.end() - 100, ms.end()));
+  return early > 0.0 ? nlohmann::json(late / early) : nlohmann::json(nullptr);
 }
 
 }  // namespace
@@ -40,14 +50,25 @@ HeadlessReport run_headless(const HeadlessOptions& options, FrameSource& source)
 
   vk::ContextOptions context_options;
   context_options.validation = options.validate;
+  if (options.route.prepare_context) options.route.prepare_context(&context_options);
   vk::Context context(context_options);
-  HeadlessRenderer renderer(context, source.width(), source.height(), target_width, target_height);
-  FrameProducer producer(source, renderer.sink());
+  std::unique_ptr<HeadlessRenderer> made;
+  if (options.route.make_sink) {
+    made = std::make_unique<HeadlessRenderer>(
+        context, options.route.make_sink(context, source.width(), source.height()), target_width,
+        target_height);
+  } else {
+    made = std::make_unique<HeadlessRenderer>(context, source.width(), source.height(),
+                                              target_width, target_height);
+  }
+  HeadlessRenderer& renderer = *made;
+  FrameProducer producer(source, renderer.sink(), options.route);
   producer.reset(options.seed);
 
   nlohmann::json frames = nlohmann::json::array();
   std::vector<double> render_ms;
   std::vector<double> total_ms;
+  std::vector<double> produce_ms;
   for (int i = 0; i < options.frames; ++i) {
     Stopwatch total;
     const Action action = static_cast<size_t>(i) < options.actions.size()
@@ -61,6 +82,7 @@ HeadlessReport run_headless(const HeadlessOptions& options, FrameSource& source)
     write_png((std::filesystem::path(options.out_dir) / file).string(), target_width, target_height,
               pixels);
     render_ms.push_back(render_time);
+    produce_ms.push_back(producer.last_step_ms());
     total_ms.push_back(total.elapsed_ms());
     frames.push_back({{"index", i},
                       {"file", file},
@@ -84,6 +106,7 @@ HeadlessReport run_headless(const HeadlessOptions& options, FrameSource& source)
 
   const nlohmann::json run = {
       {"source", source.name()},
+      {"source_settings", options.source_meta},
       {"frame_width", source.width()},
       {"frame_height", source.height()},
       {"target_width", target_width},
@@ -102,7 +125,9 @@ HeadlessReport run_headless(const HeadlessOptions& options, FrameSource& source)
        {{"frames", report.frames},
         {"render_ms_p50", report.render_ms_p50},
         {"render_ms_p99", report.render_ms_p99},
-        {"total_ms_p50", report.total_ms_p50}}},
+        {"total_ms_p50", report.total_ms_p50},
+        {"produce_ms_p50", percentile(produce_ms, 50.0)},
+        {"produce_ms_flatness", produce_flatness(produce_ms)}}},
       {"frames", frames}};
   write_file_atomically((std::filesystem::path(options.out_dir) / "run.json").string(),
                         run.dump(2) + "\n");

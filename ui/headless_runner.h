@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "engine/rollout/frame_source.h"
+#include "ui/frame_route.h"
 #include "ui/present_pass.h"
 
 namespace wc::ui {
@@ -23,6 +25,9 @@ struct HeadlessOptions {
   int target_height = 0;
   PresentSettings present;
   bool validate = false;
+  // How the source was made (model config, weights, policy and settings), for run.json.
+  nlohmann::json source_meta = nlohmann::json::object();
+  FrameRoute route;  // empty: the CPU frame path
 };
 
 struct HeadlessReport {

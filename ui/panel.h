@@ -1,29 +1,30 @@
-// The viewer's Dear ImGui panel (DESIGN.md §10; today: FPS, frame-time plot with p50/p99, the
-// run's state and its controls). Draws with ImGui calls only, so tests run it without a GPU.
+// The viewer's Dear ImGui panel (DESIGN.md §10), in the letterbox bars on both sides of the
+// frame: left ("inspect") FPS, frame times per stage, rollout length and, for the world model,
+// the head map, counts and cache size per head type with a history; right ("worldcast") pause,
+// step, reset, screenshot, record, the policy selector, re-classify and the threshold sliders.
+// Draws with ImGui calls only; the state and the logic behind every widget live in PanelModel,
+// so tests run them without a window.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "ui/frame_time_history.h"
 #include "ui/letterbox.h"
+#include "ui/live_stats.h"
+#include "ui/panel_model.h"
 
 namespace wc::ui {
 
-// The panel's initial width; the player leaves this much room beside the frame.
-inline constexpr float kPanelWidth = 310.0f;
+// Each panel window's initial width; the player leaves this much room on both sides.
+inline constexpr float kPanelWidth = 330.0f;
 
-// What the panel shows this frame.
+// What the render side knows this frame (the rest comes from the inference thread's snapshot).
 struct PanelView {
-  std::string source_name;
   int frame_width = 0;
   int frame_height = 0;
-  uint64_t frame_index = 0;
-  const char* action_name = "none";
-  bool paused = false;
+  const char* held_action = "none";  // what the keys say now
   Filter filter = Filter::kNearest;
   ScaleMode scale_mode = ScaleMode::kInteger;
-  double produce_ms = 0.0;
   std::string device_name;
   uint64_t validation_errors = 0;
   std::string last_screenshot;
@@ -31,11 +32,8 @@ struct PanelView {
   bool reanchor = false;
 };
 
-// What the user asked for through the panel this frame (keys reach the player directly).
+// What the user asked of the render side this frame (the rest goes through PanelModel).
 struct PanelRequests {
-  bool toggle_pause = false;
-  bool single_step = false;
-  bool reset = false;
   bool screenshot = false;
   bool filter_changed = false;
   Filter filter = Filter::kNearest;
@@ -43,7 +41,8 @@ struct PanelRequests {
   ScaleMode scale_mode = ScaleMode::kInteger;
 };
 
-// Draws the panel window inside an ImGui frame (between NewFrame and Render).
-PanelRequests draw_panel(const PanelView& view, const FrameTimeHistory& frame_times);
+// Draws the panel window inside an ImGui frame (between NewFrame and Render). `stats` may be
+// null before the inference thread's first snapshot.
+PanelRequests draw_panel(const PanelView& view, const LiveStats* stats, PanelModel& model);
 
 }  // namespace wc::ui

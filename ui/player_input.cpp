@@ -1,4 +1,4 @@
-// Key bindings: WASD/arrows move, P pause, N step, R reset, F12 screenshot, Esc quit.
+// Key bindings: WASD/arrows move, P pause, N step, R reset, F9 record, F12 screenshot, Esc quit.
 #include "ui/player_input.h"
 
 #define GLFW_INCLUDE_NONE  // key codes only: no OpenGL headers (absent on the GPU machine)
@@ -50,6 +50,9 @@ void PlayerInput::on_key(int key, int action) {
       break;
     case GLFW_KEY_R:
       pending_.reset = true;
+      break;
+    case GLFW_KEY_F9:
+      pending_.record = true;
       break;
     case GLFW_KEY_F12:
       pending_.screenshot = true;

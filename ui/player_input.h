@@ -11,6 +11,7 @@ struct PlayerCommands {
   bool single_step = false;
   bool reset = false;
   bool screenshot = false;
+  bool record = false;  // start or stop recording
   bool quit = false;
 };
 

@@ -1,6 +1,6 @@
-// The windowed player: GLFW events and keys, frame production (FrameProducer), and the render
-// loop (swapchain acquire -> sink upload -> present pass -> panel -> submit -> present), with
-// swapchain rebuilds on resize/out-of-date and minimised windows skipped.
+// The windowed player: GLFW events and keys, the inference thread producing frames, and the
+// render loop (swapchain acquire -> sink upload -> present pass -> panel -> submit -> present),
+// with swapchain rebuilds on resize/out-of-date and minimised windows skipped.
 #include "ui/window_player.h"
 
 #define GLFW_INCLUDE_NONE  // no OpenGL headers (absent on the GPU machine)
@@ -19,10 +19,10 @@
 #include "engine/core/timing.h"
 #include "engine/game/action.h"
 #include "ui/cpu_frame_sink.h"
-#include "ui/frame_producer.h"
-#include "ui/frame_time_history.h"
 #include "ui/imgui_layer.h"
+#include "ui/inference_thread.h"
 #include "ui/panel.h"
+#include "ui/panel_model.h"
 #include "ui/player_input.h"
 #include "ui/screenshot.h"
 #include "ui/vulkan/buffer.h"
@@ -80,7 +80,7 @@ struct FrameSlot {
 
 class WindowPlayer {
  public:
-  WindowPlayer(const WindowOptions& options, FrameSource& source);
+  WindowPlayer(const WindowOptions& options, FrameSource& source, PolicyControl* control);
   ~WindowPlayer();
   WindowReport run();
 
@@ -89,9 +89,10 @@ class WindowPlayer {
   static void on_resize(GLFWwindow* window, int width, int height);
 
   void rebuild_swapchain(VkExtent2D extent);
-  void produce(const PlayerCommands& commands);
+  // Keys and panel intents of this frame -> inference commands; returns whether to screenshot.
+  bool dispatch(const PlayerCommands& commands);
   // Renders and presents one frame; false when it was skipped (out-of-date swapchain).
-  bool render_frame(bool take_screenshot);
+  bool render_frame(bool take_screenshot, const LiveStats* stats);
   void record_screenshot_copy(VkCommandBuffer cmd, uint32_t image_index);
   void save_screenshot();
   PanelView panel_view() const;
@@ -106,8 +107,8 @@ class WindowPlayer {
   VkSurfaceFormatKHR surface_format_{};
   VkRenderPass render_pass_ = VK_NULL_HANDLE;
   std::unique_ptr<vk::Swapchain> swapchain_;
-  std::unique_ptr<CpuFrameSink> sink_;
-  std::unique_ptr<FrameProducer> producer_;
+  std::unique_ptr<FrameSink> sink_;
+  std::unique_ptr<InferenceThread> inference_;
   std::unique_ptr<PresentPass> present_;
   std::unique_ptr<ImGuiLayer> imgui_;
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
@@ -119,18 +120,20 @@ class WindowPlayer {
   PlayerInput input_;
   PresentSettings present_settings_;
   PanelRequests panel_requests_;
-  FrameTimeHistory frame_times_;
-  bool paused_ = false;
+  PanelModel panel_model_;
   bool resized_ = false;
   bool reanchor_panel_ = false;
-  uint64_t produced_ = 0;
   std::string last_screenshot_;
   WindowReport report_;
   std::vector<double> all_frame_ms_;
 };
 
-WindowPlayer::WindowPlayer(const WindowOptions& options, FrameSource& source)
-    : options_(options), source_(source), present_settings_(options.present) {
+WindowPlayer::WindowPlayer(const WindowOptions& options, FrameSource& source,
+                           PolicyControl* control)
+    : options_(options),
+      source_(source),
+      present_settings_(options.present),
+      panel_model_(options.seed, options.record_dir) {
   const int scale = std::max(options.scale, 1);
   // Room for the panel on both sides keeps the frame centred and uncovered.
   const int panel_room = 2 * (static_cast<int>(kPanelWidth) + 16);
@@ -157,6 +160,7 @@ WindowPlayer::WindowPlayer(const WindowOptions& options, FrameSource& source)
               "glfwCreateWindowSurface");
     return surface;
   };
+  if (options.route.prepare_context) options.route.prepare_context(&context_options);
   context_ = std::make_unique<vk::Context>(context_options);
   VkDevice device = context_->device();
 
@@ -169,8 +173,18 @@ WindowPlayer::WindowPlayer(const WindowOptions& options, FrameSource& source)
   rebuild_swapchain(
       {static_cast<uint32_t>(std::max(width, 1)), static_cast<uint32_t>(std::max(height, 1))});
 
-  sink_ = std::make_unique<CpuFrameSink>(*context_, source.width(), source.height());
-  producer_ = std::make_unique<FrameProducer>(source, *sink_);
+  if (options.route.make_sink) {
+    sink_ = options.route.make_sink(*context_, source.width(), source.height());
+  } else {
+    sink_ = std::make_unique<CpuFrameSink>(*context_, source.width(), source.height());
+  }
+  InferenceOptions inference;
+  inference.seed = options.seed;
+  inference.script = options.actions;
+  inference.paced = options.paced;
+  inference.record_meta = options.record_meta;
+  inference.route = options.route;
+  inference_ = std::make_unique<InferenceThread>(source, *sink_, control, std::move(inference));
   present_ = std::make_unique<PresentPass>(*context_, render_pass_, sink_->image_view(),
                                            source.width(), source.height());
   imgui_ = std::make_unique<ImGuiLayer>(*context_, window, render_pass_,
@@ -197,11 +211,12 @@ WindowPlayer::WindowPlayer(const WindowOptions& options, FrameSource& source)
     vk::check(vkCreateSemaphore(device, &semaphore, nullptr, &slot.image_available),
               "vkCreateSemaphore");
   }
-  producer_->reset(options.seed);
+  inference_->start();  // resets the source to options.seed on its own thread
 }
 
 WindowPlayer::~WindowPlayer() {
   if (!context_) return;
+  if (inference_) inference_->stop();  // before the sink it publishes into goes away
   VkDevice device = context_->device();
   vkDeviceWaitIdle(device);
   imgui_.reset();
@@ -211,7 +226,7 @@ WindowPlayer::~WindowPlayer() {
   }
   vkDestroyCommandPool(device, command_pool_, nullptr);
   present_.reset();
-  producer_.reset();
+  inference_.reset();
   sink_.reset();
   screenshot_buffer_.reset();
   swapchain_.reset();
@@ -240,30 +255,29 @@ void WindowPlayer::rebuild_swapchain(VkExtent2D extent) {
   reanchor_panel_ = true;
 }
 
-void WindowPlayer::produce(const PlayerCommands& commands) {
-  if (commands.reset) {
-    producer_->reset(options_.seed);
-    ++produced_;
-    return;
+bool WindowPlayer::dispatch(const PlayerCommands& commands) {
+  // Keys take the same PanelModel paths as the panel's buttons.
+  if (commands.toggle_pause) panel_model_.toggle_pause();
+  if (commands.single_step) panel_model_.single_step();
+  if (commands.reset) panel_model_.reset();
+  if (commands.record) {
+    const std::shared_ptr<const LiveStats> stats = inference_->stats();
+    panel_model_.toggle_recording(stats && stats->recording);
   }
-  if (paused_ && !commands.single_step) return;
-  const bool scripted = produced_ < options_.actions.size();
-  const Action action = scripted ? options_.actions[produced_] : input_.current_action();
-  producer_->step(action);
-  ++produced_;
+  for (InferenceCommand& command : panel_model_.take_commands()) {
+    inference_->send(std::move(command));
+  }
+  inference_->offer_action(input_.current_action());
+  return commands.screenshot;
 }
 
 PanelView WindowPlayer::panel_view() const {
   PanelView view;
-  view.source_name = source_.name();
-  view.frame_width = source_.width();
+  view.frame_width = source_.width();  // fixed at creation: safe to read from this thread
   view.frame_height = source_.height();
-  view.frame_index = source_.frame_index();
-  view.action_name = game::action_name(input_.current_action());
-  view.paused = paused_;
+  view.held_action = game::action_name(input_.current_action());
   view.filter = present_settings_.filter;
   view.scale_mode = present_settings_.scale_mode;
-  view.produce_ms = producer_->last_step_ms();
   view.device_name = context_->device_name();
   view.validation_errors = context_->validation_errors();
   view.last_screenshot = last_screenshot_;
@@ -271,7 +285,7 @@ PanelView WindowPlayer::panel_view() const {
   return view;
 }
 
-bool WindowPlayer::render_frame(bool take_screenshot) {
+bool WindowPlayer::render_frame(bool take_screenshot, const LiveStats* stats) {
   VkDevice device = context_->device();
   FrameSlot& slot = slots_[slot_];
   vk::check(vkWaitForFences(device, 1, &slot.fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
@@ -309,7 +323,7 @@ bool WindowPlayer::render_frame(bool take_screenshot) {
   vkCmdBeginRenderPass(cmd, &pass, VK_SUBPASS_CONTENTS_INLINE);
   present_->record(cmd, swapchain_->extent(), present_settings_);
   imgui_->begin_frame();
-  panel_requests_ = draw_panel(panel_view(), frame_times_);
+  panel_requests_ = draw_panel(panel_view(), stats, panel_model_);
   reanchor_panel_ = false;
   imgui_->render(cmd);
   vkCmdEndRenderPass(cmd);
@@ -410,11 +424,14 @@ WindowReport WindowPlayer::run() {
         glfwPollEvents();
       }
     }
-    PlayerCommands commands = input_.take_commands();
-    commands.toggle_pause |= panel_requests_.toggle_pause;
-    commands.single_step |= panel_requests_.single_step;
-    commands.reset |= panel_requests_.reset;
-    commands.screenshot |= panel_requests_.screenshot;
+    // The newest snapshot; the inference thread may be mid-block: nothing here waits for it.
+    const std::shared_ptr<const LiveStats> stats = inference_->stats();
+    if (stats) panel_model_.observe(*stats);
+    if (options_.script) {
+      options_.script->on_frame({report_.frames_rendered, stats.get(), &panel_model_, &input_});
+    }
+    const PlayerCommands commands = input_.take_commands();
+    bool screenshot = dispatch(commands) || panel_requests_.screenshot;
     if (panel_requests_.filter_changed) present_settings_.filter = panel_requests_.filter;
     if (panel_requests_.scale_mode_changed)
       present_settings_.scale_mode = panel_requests_.scale_mode;
@@ -423,7 +440,6 @@ WindowReport WindowPlayer::run() {
       glfwSetWindowShouldClose(window, GLFW_TRUE);
       break;
     }
-    if (commands.toggle_pause) paused_ = !paused_;
 
     int width = 0;
     int height = 0;
@@ -438,19 +454,25 @@ WindowReport WindowPlayer::run() {
       rebuild_swapchain(extent);
     }
 
-    produce(commands);
-    if (!render_frame(commands.screenshot)) continue;
+    Stopwatch present_clock;
+    if (!render_frame(screenshot, stats.get())) continue;
+    const double present_ms = present_clock.elapsed_ms();
+    inference_->frame_presented();  // a pacing credit: See Note [Frame pacing]
     ++report_.frames_rendered;
     const double ms = frame_clock.elapsed_ms();
     frame_clock.restart();
     if (!first) {
-      frame_times_.push(static_cast<float>(ms));
+      panel_model_.observe_frame(ms, present_ms);
       all_frame_ms_.push_back(ms);
     }
     first = false;
   }
   vkDeviceWaitIdle(context_->device());
-  report_.frames_produced = produced_;
+  inference_->stop();
+  report_.final_stats = inference_->stats();
+  report_.frames_produced = report_.final_stats ? report_.final_stats->frames_produced : 0;
+  if (options_.script)
+    report_.script_failures = options_.script->failures(report_.final_stats.get());
   report_.frame_ms_p50 = percentile(all_frame_ms_, 50.0);
   report_.frame_ms_p99 = percentile(all_frame_ms_, 99.0);
   report_.validation_errors = context_->validation_errors();
@@ -460,8 +482,9 @@ WindowReport WindowPlayer::run() {
 
 }  // namespace
 
-WindowReport run_window_player(const WindowOptions& options, FrameSource& source) {
-  WindowPlayer player(options, source);
+WindowReport run_window_player(const WindowOptions& options, FrameSource& source,
+                               PolicyControl* control) {
+  WindowPlayer player(options, source, control);
   return player.run();
 }
 

@@ -1,12 +1,21 @@
 // `worldcast play`: a GLFW window with our Vulkan swapchain, the present pass and the ImGui
-// panel, playing a FrameSource from the keyboard (or a script). Only this path touches GLFW.
+// panel, playing a FrameSource from the keyboard (or a script). The source runs on the
+// inference thread (inference_thread.h); this render thread never waits for it. Only this path
+// touches GLFW.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "engine/rollout/frame_source.h"
+#include "ui/frame_route.h"
+#include "ui/live_stats.h"
+#include "ui/player_script.h"
+#include "ui/policy_control.h"
 #include "ui/present_pass.h"
 
 namespace wc::ui {
@@ -40,6 +49,15 @@ struct WindowOptions {
   int max_frames = 0;
   std::vector<InjectedKey> injected_keys;
   std::vector<InjectedResize> injected_resizes;
+  // See Note [Frame pacing] in inference_thread.h.
+  bool paced = true;
+  // Record (F9 / the panel) makes numbered folders here.
+  std::string record_dir = ".";
+  // Fields for record.json telling how to rebuild the source (config, weights, policy).
+  nlohmann::json record_meta = nlohmann::json::object();
+  // Scripted play (smoke tests); not owned.
+  PlayerScript* script = nullptr;
+  FrameRoute route;  // empty: the CPU frame path
 };
 
 struct WindowReport {
@@ -51,10 +69,14 @@ struct WindowReport {
   uint64_t validation_warnings = 0;
   int swapchain_rebuilds = 0;
   std::vector<std::string> screenshots;
+  std::shared_ptr<const LiveStats> final_stats;  // the inference thread's last snapshot
+  std::vector<std::string> script_failures;      // options.script's verdict
 };
 
-// Opens the window and plays until Esc, the window closing or options.max_frames.
-WindowReport run_window_player(const WindowOptions& options, FrameSource& source);
+// Opens the window and plays until Esc, the window closing or options.max_frames. `control` is
+// the source's policy control (null for the game).
+WindowReport run_window_player(const WindowOptions& options, FrameSource& source,
+                               PolicyControl* control = nullptr);
 
 // The smoke test's key script for a run of `frames` frames (needs frames >= 30): move right
 // and up, pause, single-step, resume, reset, F12 near the end, then Esc.

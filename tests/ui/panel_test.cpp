@@ -1,13 +1,22 @@
-// The panel and its frame-time ring, drawn by ImGui without a renderer (like example_null).
+// The panel, its model and the action mailbox without a renderer (ImGui as in example_null):
+// the sliders follow the running policy's settings keys, every widget's intent becomes the
+// inference command it should, and the whole panel draws for the game and for the model.
 #include <gtest/gtest.h>
 
 #include <imgui.h>
 
+#include <cmath>
+
+#include "ui/action_mailbox.h"
 #include "ui/frame_time_history.h"
 #include "ui/panel.h"
+#include "ui/panel_model.h"
 
 namespace wc::ui {
 namespace {
+
+using attention::HeadType;
+using Kind = InferenceCommand::Kind;
 
 TEST(FrameTimeHistory, RingKeepsNewestSamplesInPlotOrder) {
   FrameTimeHistory history(4);
@@ -24,37 +33,218 @@ TEST(FrameTimeHistory, RingKeepsNewestSamplesInPlotOrder) {
   EXPECT_EQ(history.max(), 6.0f);
 }
 
-TEST(Panel, DrawsWithoutARenderer) {
-  ImGui::CreateContext();
-  ImGuiIO& io = ImGui::GetIO();
-  io.IniFilename = nullptr;
-  io.DisplaySize = ImVec2(1280.0f, 640.0f);
-  io.DeltaTime = 1.0f / 60.0f;
-  unsigned char* pixels = nullptr;
-  int width = 0;
-  int height = 0;
-  io.Fonts->GetTexDataAsRGBA32(&pixels, &width, &height);
+TEST(ActionMailbox, NewestActionWinsAndATapIsNeverLost) {
+  ActionMailbox box;
+  EXPECT_EQ(box.take(), Action::kNone);
+  box.offer(Action::kLeft);
+  box.offer(Action::kUp);
+  EXPECT_EQ(box.take(), Action::kUp);  // the newest, not a backlog
+  EXPECT_EQ(box.take(), Action::kUp);  // still held
+  box.offer(Action::kRight);           // tapped between two generated frames...
+  box.offer(Action::kNone);            // ...and released
+  EXPECT_EQ(box.take(), Action::kRight);
+  EXPECT_EQ(box.take(), Action::kNone);
+}
 
-  FrameTimeHistory history;
-  for (int i = 0; i < 100; ++i) history.push(16.0f + static_cast<float>(i % 5));
-  PanelView view;
-  view.source_name = "game";
-  view.frame_width = 128;
-  view.frame_height = 128;
-  view.frame_index = 42;
-  view.device_name = "test";
-  for (int frame = 0; frame < 2; ++frame) {
-    ImGui::NewFrame();
-    const PanelRequests requests = draw_panel(view, history);
-    EXPECT_FALSE(requests.toggle_pause);
-    EXPECT_FALSE(requests.filter_changed);
-    ImGui::Render();
+// A snapshot as the model source reports it: 3 layers x 4 heads of a headcast-like policy.
+LiveStats model_stats(const nlohmann::json& settings, const std::string& policy = "headcast") {
+  LiveStats s;
+  s.source_name = "model:test";
+  s.has_policy = true;
+  s.policy = policy;
+  s.policy_names = {"dense", "headcast", "tempcache"};
+  s.settings = settings;
+  s.geometry = {3, 4, 2, 16, 16, {"dense", "sink", "dummy", "spatial", "global", "neighbour"}};
+  const HeadType types[] = {HeadType::kSink, HeadType::kDummy, HeadType::kSpatial,
+                            HeadType::kGlobal};
+  s.run.policy.heads.assign(3, std::vector<attention::HeadStats>(4));
+  for (auto& layer : s.run.policy.heads) {
+    for (int h = 0; h < 4; ++h) {
+      layer[static_cast<size_t>(h)].type = types[h];
+      layer[static_cast<size_t>(h)].scores = {0.9f, 0.8f, 0.7f, 0.6f};
+    }
   }
-  const ImDrawData* draw = ImGui::GetDrawData();
-  ASSERT_NE(draw, nullptr);
-  EXPECT_GT(draw->CmdListsCount, 0);
-  EXPECT_GT(draw->TotalVtxCount, 100);
-  ImGui::DestroyContext();
+  for (HeadType t : types) {
+    auto& type = s.run.policy.per_type[static_cast<size_t>(t)];
+    type.heads = 3;
+    type.cached_tokens = 3 * 256;
+    type.cached_bytes = 3 * 256 * 512;
+  }
+  s.run.policy.classified = true;
+  return s;
+}
+
+const SliderSpec& find(const std::vector<SliderSpec>& sliders, const std::string& label) {
+  for (const SliderSpec& s : sliders) {
+    if (s.label == label) return s;
+  }
+  throw std::runtime_error("no slider " + label);
+}
+
+TEST(PanelModel, SlidersFollowTheRunningPolicysKeys) {
+  const nlohmann::json headcast = {{"window", 6},
+                                   {"theta_dummy", 0.9},
+                                   {"theta_sink", 0.95},
+                                   {"theta_spatial", 0.95},
+                                   {"theta_spatial_score", 0.755},
+                                   {"gamma", 5.0},
+                                   {"radius", 2},
+                                   {"cell", 8},
+                                   {"cast", nullptr}};
+  const auto sliders = PanelModel::sliders(model_stats(headcast));
+  std::vector<std::string> labels;
+  for (const SliderSpec& s : sliders) labels.push_back(s.label);
+  EXPECT_EQ(labels,
+            (std::vector<std::string>{"theta", "theta_sc", "gamma", "r", "cell", "window"}));
+  const SliderSpec& theta = find(sliders, "theta");
+  EXPECT_EQ(theta.keys, (std::vector<std::string>{"theta_dummy", "theta_sink", "theta_spatial"}));
+  EXPECT_DOUBLE_EQ(theta.value, 0.95);
+  const SliderSpec& window = find(sliders, "window");
+  EXPECT_TRUE(window.integer);
+  EXPECT_DOUBLE_EQ(window.value, 3.0);  // 6 frames = 3 blocks of 2 frames
+  EXPECT_DOUBLE_EQ(find(sliders, "cell").max, 16.0);
+
+  const nlohmann::json tempcache = {{"tau", 0.9}, {"budget", 768}, {"window", 0}};
+  const auto temp = PanelModel::sliders(model_stats(tempcache, "tempcache"));
+  EXPECT_EQ(temp.size(), 3u);
+  EXPECT_DOUBLE_EQ(find(temp, "budget").value, 3.0);  // 768 tokens = 3 frames of 16 x 16
+  EXPECT_DOUBLE_EQ(find(temp, "tau").value, 0.9);
+
+  LiveStats game;
+  EXPECT_TRUE(PanelModel::sliders(game).empty());
+}
+
+TEST(PanelModel, SlidersBecomeConfigureCommandsInSettingsUnits) {
+  const nlohmann::json settings = {{"theta_dummy", 0.9},   {"theta_sink", 0.9},
+                                   {"theta_spatial", 0.9}, {"window", 6},
+                                   {"budget", 512},        {"tau", 0.9}};
+  const auto sliders = PanelModel::sliders(model_stats(settings));
+  PanelModel model(7, "/tmp");
+  model.set_slider(find(sliders, "theta"), 0.5);
+  model.set_slider(find(sliders, "window"), 4.0);  // blocks -> 8 frames
+  model.set_slider(find(sliders, "budget"), 2.0);  // frames -> 512 tokens
+  model.set_slider(find(sliders, "tau"), 7.0);     // clamped to the slider's range
+  const auto commands = model.take_commands();
+  ASSERT_EQ(commands.size(), 4u);
+  for (const auto& c : commands) EXPECT_EQ(c.kind, Kind::kConfigure);
+  EXPECT_EQ(commands[0].settings,
+            (nlohmann::json{{"theta_dummy", 0.5}, {"theta_sink", 0.5}, {"theta_spatial", 0.5}}));
+  EXPECT_EQ(commands[1].settings, (nlohmann::json{{"window", 8}}));
+  EXPECT_EQ(commands[2].settings, (nlohmann::json{{"budget", 512}}));
+  EXPECT_EQ(commands[3].settings, (nlohmann::json{{"tau", 1.0}}));
+  EXPECT_TRUE(model.take_commands().empty());
+}
+
+TEST(PanelModel, PolicySelectorRemembersEachPolicysLastSettings) {
+  PanelModel model(3, "/tmp");
+  model.observe(model_stats({{"theta_sink", 0.5}}, "headcast"));
+  model.select_policy("headcast");  // already running: nothing to do
+  model.select_policy("tempcache");
+  model.observe(model_stats({{"tau", 0.7}}, "tempcache"));
+  model.select_policy("headcast");
+  model.reclassify();
+  model.toggle_pause();
+  model.single_step();
+  model.reset();
+  const auto c = model.take_commands();
+  ASSERT_EQ(c.size(), 6u);
+  EXPECT_EQ(c[0].kind, Kind::kSwitchPolicy);
+  EXPECT_EQ(c[0].name, "tempcache");
+  EXPECT_EQ(c[0].settings, nlohmann::json::object());  // its defaults the first time
+  EXPECT_EQ(c[1].kind, Kind::kSwitchPolicy);
+  EXPECT_EQ(c[1].name, "headcast");
+  EXPECT_EQ(c[1].settings, (nlohmann::json{{"theta_sink", 0.5}}));
+  EXPECT_EQ(c[2].kind, Kind::kReclassify);
+  EXPECT_EQ(c[3].kind, Kind::kTogglePause);
+  EXPECT_EQ(c[4].kind, Kind::kSingleStep);
+  EXPECT_EQ(c[5].kind, Kind::kReset);
+  EXPECT_EQ(c[5].seed, 3u);
+}
+
+TEST(PanelModel, RecordStartsInAFreshFolderAndStops) {
+  PanelModel model(0, "/tmp/wc_panel_model_test");
+  model.toggle_recording(false);
+  model.toggle_recording(true);
+  const auto c = model.take_commands();
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].kind, Kind::kStartRecording);
+  EXPECT_EQ(c[0].name, "/tmp/wc_panel_model_test/worldcast_record_000");
+  EXPECT_EQ(c[1].kind, Kind::kStopRecording);
+}
+
+TEST(PanelModel, HistoriesSampleOncePerGeneratedFrame) {
+  PanelModel model(0, ".");
+  LiveStats s = model_stats({});
+  for (int rendered = 0; rendered < 30; ++rendered) {
+    s.frames_produced = static_cast<uint64_t>(rendered / 3);  // the model is 3x slower
+    s.produce_ms = 48.0;
+    s.run.model_ms = 45.0;
+    model.observe(s);
+    model.observe_frame(16.0, 2.0);
+  }
+  EXPECT_EQ(model.produce_times().size(), 10);
+  EXPECT_EQ(model.frame_times().size(), 30);
+  EXPECT_NEAR(model.generated_fps(), 1000.0 / 48.0, 1.0);
+  EXPECT_EQ(model.cache_history(HeadType::kSpatial).size(), 10);
+  EXPECT_NEAR(model.cache_history_max(), 3 * 256 * 512 / 1e6, 1e-4);
+  EXPECT_EQ(model.cache_history(HeadType::kDense).max(), 0.0f);
+}
+
+class PanelDraw : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.DisplaySize = ImVec2(1280.0f, 800.0f);
+    io.DeltaTime = 1.0f / 60.0f;
+    unsigned char* pixels = nullptr;
+    int width = 0;
+    int height = 0;
+    io.Fonts->GetTexDataAsRGBA32(&pixels, &width, &height);
+  }
+  void TearDown() override { ImGui::DestroyContext(); }
+
+  int draw(const LiveStats* stats, PanelModel& model) {
+    PanelView view;
+    view.frame_width = 128;
+    view.frame_height = 128;
+    view.device_name = "test";
+    for (int frame = 0; frame < 2; ++frame) {
+      ImGui::NewFrame();
+      const PanelRequests requests = draw_panel(view, stats, model);
+      EXPECT_FALSE(requests.screenshot);
+      EXPECT_FALSE(requests.filter_changed);
+      ImGui::Render();
+    }
+    return ImGui::GetDrawData()->TotalVtxCount;
+  }
+};
+
+TEST_F(PanelDraw, GameSourceAndBeforeTheFirstSnapshot) {
+  PanelModel model(0, ".");
+  EXPECT_GT(draw(nullptr, model), 100);
+  LiveStats game;
+  game.source_name = "game";
+  for (int i = 0; i < 50; ++i) {
+    game.frames_produced = static_cast<uint64_t>(i);
+    model.observe(game);
+    model.observe_frame(16.0f + static_cast<float>(i % 5), 1.0);
+  }
+  EXPECT_GT(draw(&game, model), 100);
+  EXPECT_TRUE(model.take_commands().empty());  // drawing alone asks for nothing
+}
+
+TEST_F(PanelDraw, ModelSourceDrawsTheHeadMap) {
+  PanelModel model(0, ".");
+  const LiveStats stats = model_stats({{"theta_sink", 0.9}, {"window", 6}});
+  model.observe(stats);
+  const int three_layers = draw(&stats, model);
+  LiveStats six_layers = stats;  // twice the heads: one more filled cell each
+  six_layers.run.policy.heads.insert(six_layers.run.policy.heads.end(),
+                                     stats.run.policy.heads.begin(), stats.run.policy.heads.end());
+  EXPECT_GE(draw(&six_layers, model), three_layers + 12 * 4);
+  EXPECT_TRUE(model.take_commands().empty());
 }
 
 }  // namespace

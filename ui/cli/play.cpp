@@ -1,5 +1,6 @@
-// `worldcast play`: the windowed player, or with --headless N frames to PNG + run.json.
-// Thin: parses options and calls ui/window_player.h or ui/headless_runner.h.
+// `worldcast play`: the windowed player, or with --headless N frames to PNG + run.json, from the
+// world model (--source model) or the reference game (--source game). Thin: parses options and
+// calls ui/model_source.h, ui/window_player.h or ui/headless_runner.h.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -7,17 +8,26 @@
 #include <string>
 
 #include "engine/core/error.h"
+#include "engine/core/log.h"
 #include "engine/game/action_script.h"
 #include "engine/rollout/game_source.h"
 #include "ui/cli/command.h"
+#include "ui/frame_path.h"
 #include "ui/headless_runner.h"
+#include "ui/model_source.h"
+#include "ui/source_publish.h"
 #include "ui/window_player.h"
 
 namespace wc::cli {
 namespace {
 
 struct PlayOptions {
-  std::string source = "game";
+  std::string source;  // "" = model when the bundled model exists, else game
+  std::string weights;
+  std::string config;
+  std::string policy = "headcast";
+  std::string policy_settings = "{}";
+  std::string device = "auto";
   bool headless = false;
   int frames = 60;
   std::string out_dir;
@@ -30,9 +40,12 @@ struct PlayOptions {
   bool fit = false;
   bool validate = false;
   bool no_vsync = false;
+  bool unpaced = false;
   int smoke_test = 0;
   std::string screenshot;
   std::string screenshot_dir = ".";
+  std::string record_dir = ".";
+  std::string frame_path;  // "" = cuda when the model runs on CUDA (and the build has it), else cpu
 };
 
 std::vector<Action> load_actions(const std::string& path) {
@@ -44,15 +57,150 @@ std::vector<Action> load_actions(const std::string& path) {
   }
 }
 
-int play(const PlayOptions& o) {
-  if (o.source != "game") throw Error("--source", "unknown source '" + o.source + "' (game)");
+// --source: what was asked for, else the bundled model when it exists, else the game.
+std::string choose_source(PlayOptions& o) {
+  if (!o.source.empty()) {
+    if (o.source != "model" && o.source != "game") {
+      throw Error("--source", "unknown source '" + o.source + "' (model, game)");
+    }
+    log_info("source: ", o.source, " (--source)");
+    return o.source;
+  }
+  if (!o.weights.empty()) {
+    log_info("source: model (--weights given)");
+    return "model";
+  }
+  const std::string bundled = ui::find_asset(ui::kBundledModelDir);
+  if (!bundled.empty()) {
+    o.weights = bundled;
+    log_info("source: model, the bundled ", bundled);
+    return "model";
+  }
+  log_info("source: game (no trained model bundled at ", ui::kBundledModelDir,
+           "; --source model plays random weights of --config)");
+  return "game";
+}
+
+nlohmann::json parse_settings(const std::string& text) {
+  try {
+    nlohmann::json json = nlohmann::json::parse(text);
+    if (!json.is_object()) throw Error("--policy-settings", "must be a JSON object");
+    return json;
+  } catch (const nlohmann::json::parse_error& error) {
+    throw Error("--policy-settings", std::string("malformed JSON: ") + error.what());
+  }
+}
+
+int report_headless(const ui::HeadlessReport& r, const PlayOptions& o) {
+  std::printf(
+      "wrote %d frames (%dx%d) and run.json to %s on %s: render p50 %.3f ms, p99 %.3f ms; "
+      "per frame incl. PNG p50 %.3f ms\n",
+      r.frames, r.target_width, r.target_height, o.out_dir.c_str(), r.device_name.c_str(),
+      r.render_ms_p50, r.render_ms_p99, r.total_ms_p50);
+  if (o.validate) {
+    std::printf("validation: %llu errors, %llu warnings\n",
+                static_cast<unsigned long long>(r.validation_errors),
+                static_cast<unsigned long long>(r.validation_warnings));
+  }
+  return r.validation_errors > 0 ? 1 : 0;
+}
+
+int report_window(const ui::WindowReport& r, const PlayOptions& o) {
+  std::printf(
+      "rendered %d frames (%llu generated, %d swapchain builds): frame p50 %.3f ms, "
+      "p99 %.3f ms; validation %llu errors, %llu warnings\n",
+      r.frames_rendered, static_cast<unsigned long long>(r.frames_produced), r.swapchain_rebuilds,
+      r.frame_ms_p50, r.frame_ms_p99, static_cast<unsigned long long>(r.validation_errors),
+      static_cast<unsigned long long>(r.validation_warnings));
+  if (r.final_stats && r.final_stats->has_policy) {
+    std::printf("policy %s %s at frame %llu\n", r.final_stats->policy.c_str(),
+                r.final_stats->settings.dump().c_str(),
+                static_cast<unsigned long long>(r.final_stats->frame_index));
+  }
+  int rc = r.validation_errors > 0 ? 1 : 0;
+  if (o.smoke_test > 0) {
+    if (r.frames_rendered < o.smoke_test) {
+      std::fprintf(stderr, "smoke test: only %d of %d frames rendered\n", r.frames_rendered,
+                   o.smoke_test);
+      rc = 1;
+    }
+    if (r.screenshots.empty()) {
+      std::fprintf(stderr, "smoke test: no screenshot was written\n");
+      rc = 1;
+    }
+    for (const std::string& failure : r.script_failures) {
+      std::fprintf(stderr, "smoke test: %s\n", failure.c_str());
+      rc = 1;
+    }
+  }
+  return rc;
+}
+
+// The frame path hooks for --frame-path (ui/frame_path.h): the CUDA path hands the Session's
+// device frames to the sink without a copy to the host; it falls back to the CPU path, logged.
+ui::FrameRoute frame_route(const PlayOptions& o, FrameSource& source,
+                           const ui::ModelSource& model) {
+  const bool on_cuda = model.session && model.session->device().is_cuda();
+  const ui::FramePath path = ui::resolve_frame_path(o.frame_path, on_cuda);
+  const int cuda_device =
+      on_cuda && model.session->device().has_index() ? model.session->device().index() : 0;
+  ui::FrameRoute route;
+  route.prepare_context = [path, cuda_device](ui::vk::ContextOptions* options) {
+    ui::configure_context(path, cuda_device, options);
+  };
+  route.make_sink = [path, cuda_device, &source](ui::vk::Context& context, int width, int height) {
+    ui::FrameSinkChoice choice = ui::make_frame_sink(path, context, width, height, cuda_device);
+    log_info("frame path: ", ui::frame_path_name(choice.path),
+             choice.fallback_reason.empty() ? "" : " (fallback: " + choice.fallback_reason + ")");
+    ui::route_frames_to_device(source, *choice.sink);
+    return std::move(choice.sink);
+  };
+  route.publish = [](const FrameSource& from, ui::FrameSink& sink) {
+    ui::publish_source_frame(from, sink);
+  };
+  return route;
+}
+
+int play(PlayOptions o) {
   const auto filter = ui::parse_filter(o.filter);
   if (!filter) throw Error("--filter", "expected nearest or bilinear, got '" + o.filter + "'");
   ui::PresentSettings present;
   present.filter = *filter;
   present.scale_mode = o.fit ? ui::ScaleMode::kFit : ui::ScaleMode::kInteger;
   const std::vector<Action> actions = load_actions(o.actions_file);
-  std::unique_ptr<FrameSource> source = make_game_source(o.width, o.height, o.seed);
+  const std::string kind = choose_source(o);
+
+  std::unique_ptr<FrameSource> game;
+  ui::ModelSource model;
+  std::unique_ptr<ui::SessionControl> control;
+  FrameSource* source = nullptr;
+  nlohmann::json record_meta;
+  if (kind == "model") {
+    ui::ModelSourceOptions m;
+    m.weights = o.weights;
+    m.config = o.config;
+    m.policy = o.policy;
+    m.policy_settings = parse_settings(o.policy_settings);
+    m.device = o.device;
+    m.seed = o.seed;
+    model = ui::make_model_source(m);
+    log_info(model.summary);
+    control = std::make_unique<ui::SessionControl>(*model.session);
+    source = model.session.get();
+    std::string command = "worldcast play --source model";
+    if (!o.config.empty()) command += " --config " + o.config;
+    if (!o.weights.empty()) command += " --weights " + o.weights;
+    command += " --device " + model.device;
+    record_meta = {{"command", command},
+                   {"config", model.config_file},
+                   {"weights", o.weights},
+                   {"device", model.device}};
+  } else {
+    game = make_game_source(o.width, o.height, o.seed);
+    source = game.get();
+    record_meta = {{"command", "worldcast play --source game --width " + std::to_string(o.width) +
+                                   " --height " + std::to_string(o.height)}};
+  }
 
   if (o.headless) {
     ui::HeadlessOptions options;
@@ -64,18 +212,13 @@ int play(const PlayOptions& o) {
     options.scale = o.scale > 0 ? o.scale : 1;
     options.present = present;
     options.validate = o.validate;
-    const ui::HeadlessReport r = ui::run_headless(options, *source);
-    std::printf(
-        "wrote %d frames (%dx%d) and run.json to %s on %s: render p50 %.3f ms, p99 %.3f ms; "
-        "per frame incl. PNG p50 %.3f ms\n",
-        r.frames, r.target_width, r.target_height, o.out_dir.c_str(), r.device_name.c_str(),
-        r.render_ms_p50, r.render_ms_p99, r.total_ms_p50);
-    if (o.validate) {
-      std::printf("validation: %llu errors, %llu warnings\n",
-                  static_cast<unsigned long long>(r.validation_errors),
-                  static_cast<unsigned long long>(r.validation_warnings));
+    options.source_meta = record_meta;
+    options.route = frame_route(o, *source, model);
+    if (control) {
+      options.source_meta["policy"] = control->policy_name();
+      options.source_meta["policy_settings"] = control->policy_settings();
     }
-    return r.validation_errors > 0 ? 1 : 0;
+    return report_headless(ui::run_headless(options, *source), o);
   }
 
   ui::WindowOptions options;
@@ -83,60 +226,74 @@ int play(const PlayOptions& o) {
   options.seed = o.seed;
   options.validate = o.validate || o.smoke_test > 0;
   options.vsync = !o.no_vsync;
+  options.paced = !o.unpaced;
   options.present = present;
   options.actions = actions;
   options.screenshot_dir = o.screenshot_dir;
   options.screenshot_path = o.screenshot;
+  options.record_dir = o.record_dir;
+  options.record_meta = record_meta;
+  options.route = frame_route(o, *source, model);
+  std::unique_ptr<ui::PlayerScript> script;
   if (o.smoke_test > 0) {
     if (o.smoke_test < 30) throw Error("--smoke-test", "needs at least 30 frames");
-    options.max_frames = o.smoke_test + 1;  // the script presses Esc before frame N+1
-    options.injected_keys = ui::smoke_test_keys(o.smoke_test);
     options.injected_resizes = ui::smoke_test_resizes(o.smoke_test);
-  }
-  const ui::WindowReport r = ui::run_window_player(options, *source);
-  std::printf(
-      "rendered %d frames (%llu produced, %d swapchain builds): frame p50 %.3f ms, "
-      "p99 %.3f ms; validation %llu errors, %llu warnings\n",
-      r.frames_rendered, static_cast<unsigned long long>(r.frames_produced), r.swapchain_rebuilds,
-      r.frame_ms_p50, r.frame_ms_p99, static_cast<unsigned long long>(r.validation_errors),
-      static_cast<unsigned long long>(r.validation_warnings));
-  if (r.validation_errors > 0) return 1;
-  if (o.smoke_test > 0) {
-    if (r.frames_rendered < o.smoke_test) {
-      std::fprintf(stderr, "smoke test: only %d of %d frames rendered\n", r.frames_rendered,
-                   o.smoke_test);
-      return 1;
-    }
-    if (r.screenshots.empty()) {
-      std::fprintf(stderr, "smoke test: no screenshot was written\n");
-      return 1;
+    if (kind == "model") {
+      // The model is slower than the display: the script waits on generated frames.
+      script = ui::make_model_smoke_script(o.smoke_test);
+      options.script = script.get();
+    } else {
+      options.max_frames = o.smoke_test + 1;  // the script presses Esc before frame N+1
+      options.injected_keys = ui::smoke_test_keys(o.smoke_test);
     }
   }
-  return 0;
+  return report_window(ui::run_window_player(options, *source, control.get()), o);
 }
 
 const bool kRegistered = register_command("play", [](CLI::App& app) {
   auto o = std::make_shared<PlayOptions>();
-  CLI::App* cmd = app.add_subcommand("play", "Play a world in a window, or render it headless");
-  cmd->add_option("--source", o->source, "Frame source: game (model comes later)")
+  CLI::App* cmd = app.add_subcommand(
+      "play", "Play the neural game (or the reference game) in a window, or render it headless");
+  cmd->add_option("--source", o->source,
+                  "model or game (default: model when assets/models/game-small exists, else "
+                  "game)");
+  cmd->add_option("--weights", o->weights,
+                  "Model checkpoint folder (config.json + safetensors shards); none = random "
+                  "weights");
+  cmd->add_option("--config", o->config,
+                  "Model config JSON (default: WEIGHTS/config.json, else "
+                  "assets/configs/game-small.json)");
+  cmd->add_option("--policy", o->policy,
+                  "Attention policy: dense, headcast, dummy, tempcache, combined")
       ->capture_default_str();
+  cmd->add_option("--policy-settings", o->policy_settings, "The policy's settings as JSON")
+      ->capture_default_str();
+  cmd->add_option("--device", o->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  cmd->add_option("--frame-path", o->frame_path,
+                  "cuda or cpu: how frames reach Vulkan (default: cuda when the model runs on "
+                  "CUDA, falling back to cpu with the reason logged)");
   cmd->add_flag("--headless", o->headless, "Render offscreen to PNG files; no window or display");
   cmd->add_option("--frames", o->frames, "Headless: frames to render")->capture_default_str();
   cmd->add_option("--out", o->out_dir, "Headless: output folder for PNGs and run.json");
-  cmd->add_option("--actions", o->actions_file, "Action script (engine/game/action_script.h)");
-  cmd->add_option("--seed", o->seed, "World seed")->capture_default_str();
-  cmd->add_option("--width", o->width, "Frame width")->capture_default_str();
-  cmd->add_option("--height", o->height, "Frame height")->capture_default_str();
+  cmd->add_option("--actions", o->actions_file,
+                  "Action script (engine/game/action_script.h), e.g. a recording's actions.txt");
+  cmd->add_option("--seed", o->seed, "Rollout / world seed")->capture_default_str();
+  cmd->add_option("--width", o->width, "Game frame width")->capture_default_str();
+  cmd->add_option("--height", o->height, "Game frame height")->capture_default_str();
   cmd->add_option("--scale", o->scale,
                   "Upscale factor (headless output size; initial window size)");
   cmd->add_option("--filter", o->filter, "nearest or bilinear")->capture_default_str();
   cmd->add_flag("--fit", o->fit, "Fit the window instead of whole-number upscaling");
   cmd->add_flag("--validate", o->validate, "Enable Vulkan validation; any error fails the run");
   cmd->add_flag("--no-vsync", o->no_vsync, "Mailbox/immediate presentation when available");
+  cmd->add_flag("--unpaced", o->unpaced,
+                "Generate frames as fast as the source goes, not one per presented frame");
   cmd->add_option("--smoke-test", o->smoke_test,
-                  "Render N frames with scripted keys (move, pause, step, reset, F12), then quit");
+                  "Render at least N frames with scripted keys and panel use, then quit");
   cmd->add_option("--screenshot", o->screenshot, "F12 writes this PNG file");
   cmd->add_option("--screenshot-dir", o->screenshot_dir, "F12 writes numbered PNGs here")
+      ->capture_default_str();
+  cmd->add_option("--record-dir", o->record_dir, "F9 / Record makes its folders here")
       ->capture_default_str();
   cmd->callback([o] {
     if (o->headless && o->out_dir.empty()) throw CLI::RequiredError("--out (with --headless)");

@@ -1,0 +1,234 @@
+// See panel_model.h.
+#include "ui/panel_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+namespace wc::ui {
+namespace {
+
+constexpr size_t kFpsSamples = 32;
+constexpr int kMaxWindowBlocks = 64;
+constexpr int kMaxBudgetFrames = 64;
+
+bool has(const nlohmann::json& settings, const char* key) {
+  return settings.is_object() && settings.contains(key) && settings[key].is_number();
+}
+
+double number(const nlohmann::json& settings, const char* key) {
+  return settings[key].get<double>();
+}
+
+}  // namespace
+
+std::string fresh_record_dir(const std::string& base) {
+  for (int n = 0;; ++n) {
+    char name[40];
+    std::snprintf(name, sizeof(name), "worldcast_record_%03d", n);
+    const std::filesystem::path dir = std::filesystem::path(base) / name;
+    std::error_code error;
+    if (!std::filesystem::exists(dir, error)) return dir.string();
+  }
+}
+
+PanelModel::PanelModel(uint64_t reset_seed, std::string record_base, size_t history)
+    : reset_seed_(reset_seed),
+      record_base_(std::move(record_base)),
+      frame_times_(history),
+      present_times_(history),
+      produce_times_(history),
+      model_times_(history),
+      decode_times_(history),
+      cache_mb_(attention::kHeadTypeCount, FrameTimeHistory(history)) {}
+
+void PanelModel::observe(const LiveStats& stats) {
+  if (stats.has_policy) {
+    current_policy_ = stats.policy;
+    settings_by_policy_[stats.policy] = stats.settings;
+  }
+  if (stats.frames_produced == last_produced_) return;
+  last_produced_ = stats.frames_produced;
+  produced_at_.emplace_back(clock_ms_, stats.frames_produced);
+  if (produced_at_.size() > kFpsSamples) produced_at_.erase(produced_at_.begin());
+  produce_times_.push(static_cast<float>(stats.produce_ms));
+  if (!stats.has_policy) return;
+  model_times_.push(static_cast<float>(stats.run.model_ms));
+  decode_times_.push(static_cast<float>(stats.run.decode_ms));
+  for (int t = 0; t < attention::kHeadTypeCount; ++t) {
+    const auto bytes = stats.run.policy.per_type[static_cast<size_t>(t)].cached_bytes;
+    cache_mb_[static_cast<size_t>(t)].push(static_cast<float>(static_cast<double>(bytes) / 1e6));
+  }
+}
+
+void PanelModel::observe_frame(double frame_ms, double present_ms) {
+  clock_ms_ += frame_ms;
+  frame_times_.push(static_cast<float>(frame_ms));
+  present_times_.push(static_cast<float>(present_ms));
+}
+
+const FrameTimeHistory& PanelModel::cache_history(attention::HeadType type) const {
+  return cache_mb_[static_cast<size_t>(type)];
+}
+
+float PanelModel::cache_history_max() const {
+  float most = 0.0f;
+  for (const FrameTimeHistory& history : cache_mb_) most = std::max(most, history.max());
+  return most;
+}
+
+double PanelModel::generated_fps() const {
+  if (produced_at_.size() < 2) return 0.0;
+  const auto& [t0, n0] = produced_at_.front();
+  const auto& [t1, n1] = produced_at_.back();
+  return t1 > t0 ? 1000.0 * static_cast<double>(n1 - n0) / (t1 - t0) : 0.0;
+}
+
+std::vector<SliderSpec> PanelModel::sliders(const LiveStats& stats) {
+  std::vector<SliderSpec> out;
+  if (!stats.has_policy) return out;
+  const nlohmann::json& s = stats.settings;
+  const PolicyGeometry& g = stats.geometry;
+  const int grid = std::max({g.grid_h, g.grid_w, 1});
+  const int frames = std::max(g.frames_per_block, 1);
+  const auto add = [&](SliderSpec spec, const char* value_key) {
+    spec.value = number(s, value_key) / spec.scale;
+    out.push_back(std::move(spec));
+  };
+  std::vector<std::string> thetas;
+  for (const char* key : {"theta_dummy", "theta_sink", "theta_spatial"}) {
+    if (has(s, key)) thetas.emplace_back(key);
+  }
+  if (!thetas.empty()) {
+    add({"theta", thetas,
+         "cast threshold theta_d = theta_s = theta_sp: a head becomes Dummy, Sink or Spatial "
+         "when its score reaches it (re-casts live from the stored scores)",
+         false, 0.0, 1.0, 1.0, 0.0},
+        has(s, "theta_sink") ? "theta_sink" : thetas.front().c_str());
+  }
+  if (has(s, "theta_spatial_score")) {
+    add({"theta_sc",
+         {"theta_spatial_score"},
+         "Spatial also needs S_sp = P5(cos) - gamma * e >= theta_sc",
+         false,
+         -1.0,
+         1.0,
+         1.0,
+         0.0},
+        "theta_spatial_score");
+  }
+  if (has(s, "gamma")) {
+    add({"gamma", {"gamma"}, "weight of the relative error in S_sp", false, 0.0, 20.0, 1.0, 0.0},
+        "gamma");
+  }
+  if (has(s, "radius")) {
+    add({"r",
+         {"radius"},
+         "classification's spatial neighbourhood (tokens)",
+         true,
+         0.0,
+         std::max(1.0, grid / 2.0),
+         1.0,
+         0.0},
+        "radius");
+  }
+  if (has(s, "cell")) {
+    add({"cell",
+         {"cell"},
+         "edge of a Spatial head's attention cell (tokens)",
+         true,
+         1.0,
+         static_cast<double>(grid),
+         1.0,
+         0.0},
+        "cell");
+  }
+  if (has(s, "window")) {
+    add({"window",
+         {"window"},
+         "blocks of history kept, sink block included (0 = all)",
+         true,
+         0.0,
+         kMaxWindowBlocks,
+         static_cast<double>(frames),
+         0.0},
+        "window");
+  }
+  if (has(s, "tau")) {
+    add({"tau",
+         {"tau"},
+         "TempCache merges a key into its match when cosine >= tau",
+         false,
+         0.0,
+         1.0,
+         1.0,
+         0.0},
+        "tau");
+  }
+  if (has(s, "budget")) {
+    const double tokens_per_frame = std::max(1, g.grid_h * g.grid_w);
+    add({"budget",
+         {"budget"},
+         "TempCache entries per head, in frames of tokens (0 = none)",
+         true,
+         0.0,
+         kMaxBudgetFrames,
+         tokens_per_frame,
+         0.0},
+        "budget");
+  }
+  return out;
+}
+
+void PanelModel::toggle_pause() {
+  commands_.push_back(InferenceCommand::toggle_pause());
+}
+void PanelModel::single_step() {
+  commands_.push_back(InferenceCommand::single_step());
+}
+void PanelModel::reset() {
+  commands_.push_back(InferenceCommand::reset(reset_seed_));
+}
+
+void PanelModel::set_slider(const SliderSpec& slider, double value) {
+  value = std::clamp(value, slider.min, slider.max);
+  nlohmann::json settings = nlohmann::json::object();
+  for (const std::string& key : slider.keys) {
+    if (slider.integer) {
+      settings[key] = static_cast<int64_t>(std::llround(value * slider.scale));
+    } else {
+      settings[key] = value * slider.scale;
+    }
+  }
+  configure(std::move(settings));
+}
+
+void PanelModel::configure(nlohmann::json settings) {
+  commands_.push_back(InferenceCommand::configure(std::move(settings)));
+}
+
+void PanelModel::select_policy(const std::string& name) {
+  if (name == current_policy_) return;
+  const auto it = settings_by_policy_.find(name);
+  commands_.push_back(InferenceCommand::switch_policy(
+      name, it != settings_by_policy_.end() ? it->second : nlohmann::json::object()));
+}
+
+void PanelModel::reclassify() {
+  commands_.push_back(InferenceCommand::reclassify());
+}
+
+void PanelModel::toggle_recording(bool recording_now) {
+  commands_.push_back(recording_now
+                          ? InferenceCommand::stop_recording()
+                          : InferenceCommand::start_recording(fresh_record_dir(record_base_)));
+}
+
+std::vector<InferenceCommand> PanelModel::take_commands() {
+  std::vector<InferenceCommand> out;
+  out.swap(commands_);
+  return out;
+}
+
+}  // namespace wc::ui

@@ -1,0 +1,95 @@
+// The panel's state and logic without ImGui: histories fed by the inference thread's snapshots,
+// the sliders the running policy's settings() keys call for, and the user's intents turned into
+// inference commands. panel.cpp only draws it, so tests drive the very same paths headless.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/attention/head_type.h"
+#include "ui/frame_time_history.h"
+#include "ui/inference_command.h"
+#include "ui/live_stats.h"
+
+namespace wc::ui {
+
+// One slider, mapped onto settings keys of the running policy.
+struct SliderSpec {
+  // "theta", "theta_sc", "gamma", "r", "cell", "window", "tau", "budget" (ASCII: ImGui's
+  // built-in font has no Greek).
+  std::string label;
+  std::vector<std::string> keys;  // the settings keys it writes (theta writes all three)
+  std::string help;               // tooltip
+  bool integer = false;
+  double min = 0.0;
+  double max = 1.0;
+  double scale = 1.0;  // settings value = slider value x scale (window in blocks, budget in frames)
+  double value = 0.0;  // current, in slider units
+};
+
+class PanelModel {
+ public:
+  // `reset_seed`: what Reset starts over from; `record_base`: where Record makes its folders.
+  PanelModel(uint64_t reset_seed, std::string record_base, size_t history = 240);
+
+  // Render thread, once per rendered frame: the newest snapshot (samples are taken once per
+  // generated frame) and this frame's display time and present cost.
+  void observe(const LiveStats& stats);
+  void observe_frame(double frame_ms, double present_ms);
+
+  const FrameTimeHistory& frame_times() const { return frame_times_; }      // display
+  const FrameTimeHistory& produce_times() const { return produce_times_; }  // per generated frame
+  const FrameTimeHistory& model_times() const { return model_times_; }
+  const FrameTimeHistory& decode_times() const { return decode_times_; }
+  const FrameTimeHistory& present_times() const { return present_times_; }
+  // Cache size per head type over the last generated frames, in MB.
+  const FrameTimeHistory& cache_history(attention::HeadType type) const;
+  float cache_history_max() const;
+  // Generated frames per second over the recent samples (0 before two samples).
+  double generated_fps() const;
+
+  // The sliders for the running policy (keys it does not have get none).
+  static std::vector<SliderSpec> sliders(const LiveStats& stats);
+
+  // Intents: the panel's widgets, the keys and the tests all call these.
+  void toggle_pause();
+  void single_step();
+  void reset();
+  void set_slider(const SliderSpec& slider, double value);
+  void configure(nlohmann::json settings);
+  // Switches the running game to `name`, with the settings it last ran with in this session
+  // (its defaults the first time).
+  void select_policy(const std::string& name);
+  void reclassify();
+  // Starts a recording into a fresh folder under the record base, or stops the running one.
+  void toggle_recording(bool recording_now);
+
+  // What to send to the inference thread, in order; empties the list.
+  std::vector<InferenceCommand> take_commands();
+
+ private:
+  uint64_t reset_seed_;
+  std::string record_base_;
+  FrameTimeHistory frame_times_;
+  FrameTimeHistory present_times_;
+  FrameTimeHistory produce_times_;
+  FrameTimeHistory model_times_;
+  FrameTimeHistory decode_times_;
+  std::vector<FrameTimeHistory> cache_mb_;  // one ring per head type
+  // (render clock ms, frames produced) when new frames were seen, for generated_fps().
+  std::vector<std::pair<double, uint64_t>> produced_at_;
+  double clock_ms_ = 0.0;
+  uint64_t last_produced_ = UINT64_MAX;
+  std::string current_policy_;
+  std::map<std::string, nlohmann::json> settings_by_policy_;
+  std::vector<InferenceCommand> commands_;
+};
+
+// A fresh folder name under `base`: base/worldcast_record_NNN (the first that does not exist).
+std::string fresh_record_dir(const std::string& base);
+
+}  // namespace wc::ui
