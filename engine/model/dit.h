@@ -34,7 +34,7 @@ struct FrameBatch {
   int64_t frame_start = 0;
   // Optional [B, F] absolute frame index of every frame (overrides frame_start): training clips
   // place frames at their own offsets, and a clip may hold the same frame twice (clean and noisy).
-  at::Tensor positions;
+  at::Tensor positions{};
 };
 
 class RmsNormImpl : public torch::nn::Module {
