@@ -32,20 +32,5 @@ std::vector<game::Action> player_actions(uint64_t seed, int count,
   return actions;
 }
 
-game::Action opposite(game::Action direction) {
-  switch (direction) {
-    case game::Action::kUp:
-      return game::Action::kDown;
-    case game::Action::kDown:
-      return game::Action::kUp;
-    case game::Action::kLeft:
-      return game::Action::kRight;
-    case game::Action::kRight:
-      return game::Action::kLeft;
-    case game::Action::kNone:
-      break;
-  }
-  return game::Action::kNone;
-}
 
 }  // namespace wc::eval

@@ -19,7 +19,7 @@ struct PlayerActionOptions {
 std::vector<game::Action> player_actions(uint64_t seed, int count,
                                          const PlayerActionOptions& options = {});
 
-// The way back: up <-> down, left <-> right, none stays none.
-game::Action opposite(game::Action direction);
+// The way back is game::opposite.
+using game::opposite;
 
 }  // namespace wc::eval

@@ -22,6 +22,22 @@ const char* action_name(Action action) {
   return "none";
 }
 
+Action opposite(Action action) {
+  switch (action) {
+    case Action::kUp:
+      return Action::kDown;
+    case Action::kDown:
+      return Action::kUp;
+    case Action::kLeft:
+      return Action::kRight;
+    case Action::kRight:
+      return Action::kLeft;
+    case Action::kNone:
+      break;
+  }
+  return Action::kNone;
+}
+
 std::optional<Action> parse_action(std::string_view text) {
   std::string lower(text);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

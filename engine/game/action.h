@@ -12,6 +12,8 @@ inline constexpr int kActionCount = 5;
 
 // "none", "up", "down", "left", "right".
 const char* action_name(Action action);
+// The way back: up <-> down, left <-> right, none stays none.
+Action opposite(Action action);
 // Accepts the names above (case-insensitive) and the single letters n/u/d/l/r.
 std::optional<Action> parse_action(std::string_view text);
 

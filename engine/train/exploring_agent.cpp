@@ -26,22 +26,6 @@ Action perpendicular(Action action, bool clockwise) {
 
 }  // namespace
 
-Action opposite(Action action) {
-  switch (action) {
-    case Action::kUp:
-      return Action::kDown;
-    case Action::kDown:
-      return Action::kUp;
-    case Action::kLeft:
-      return Action::kRight;
-    case Action::kRight:
-      return Action::kLeft;
-    case Action::kNone:
-      break;
-  }
-  return Action::kNone;
-}
-
 ExploringAgent::ExploringAgent(uint64_t seed, AgentStyle style) : style_(style), rng_(seed) {}
 
 int ExploringAgent::draw_duration(double mean) {

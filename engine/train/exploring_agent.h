@@ -40,7 +40,6 @@ class ExploringAgent {
   game::Action last_ = game::Action::kNone;
 };
 
-// The action that undoes `action` (none stays none).
-game::Action opposite(game::Action action);
+using game::opposite;  // the action that undoes a move
 
 }  // namespace wc::train
