@@ -3,15 +3,22 @@
 // Note [Vulkan frame hand-off]: the host imports the ring's memory and timeline semaphore once
 // (wc_session_export_vulkan) and then, per frame, reads slot s after the semaphore reaches the
 // frame's value. Session frames are decoded on the CPU, so the plugin writes them either by
-// memcpy into host-visible exported memory followed by vkSignalSemaphore from the host, or (a
-// device-local ring, faster for hosts to sample from on discrete GPUs) by a staging copy on the
-// plugin's queue that signals the semaphore; that copy releases the slot's bytes to
-// VK_QUEUE_FAMILY_EXTERNAL and reacquires them before the slot's next write, as the spec asks
-// of memory shared with another device. Where the timeline semaphore cannot be exported
-// (lavapipe has no VK_KHR_external_semaphore_fd), every write completes before
-// wc_session_get_frame returns, so a host submission made after that call sees the pixels
-// (Vulkan's host write ordering guarantee for host-visible memory; a host wait on the staging
-// copy otherwise).
+// memcpy into host-visible exported memory, or (a device-local ring, faster for hosts to sample
+// from on discrete GPUs) into a staging buffer copied on the plugin's queue; that copy releases
+// the slot's bytes to VK_QUEUE_FAMILY_EXTERNAL and reacquires them before the slot's next write,
+// as the spec asks of memory shared with another device. Where the timeline semaphore cannot be
+// exported (lavapipe has no VK_KHR_external_semaphore_fd), every write completes before
+// wc_session_get_frame returns, so a host submission made after that call sees the pixels.
+//
+// Note [One signalling side]: the timeline is only ever signalled by submissions to the plugin's
+// queue (for a host-visible ring, an empty batch after the memcpy; host writes made before
+// vkQueueSubmit are visible to it), and the plugin never waits on or queries the exported
+// semaphore from the host: its own waits (slot reuse, teardown, host-synchronous frames) are on a
+// fence per slot. Mixing vkSignalSemaphore with queue signals, or host waits and counter reads on
+// a semaphore that another device also uses, is where the H200 run of the validation layer
+// reported VUID-VkSemaphoreSignalInfo-value-03259 (a host signal below a still "pending" one):
+// the layer cannot see the other device's progress, so every host-side operation on the shared
+// payload had to go. A queue signal costs one empty submission per frame.
 #include "plugin/src/vulkan_frame_ring.h"
 
 #include <unistd.h>
@@ -41,9 +48,11 @@ VulkanFrameRing::VulkanFrameRing(std::shared_ptr<VulkanDevice> device, int width
       height_(height),
       slots_(slots),
       device_local_(device_local),
-      slot_values_(static_cast<size_t>(slots), 0) {
+      fence_pending_(static_cast<size_t>(slots), false),
+      slot_written_(static_cast<size_t>(slots), false) {
   try {
     create_ring_buffer();
+    create_fences();
     if (device_local_) create_staging();
   } catch (...) {
     destroy();
@@ -57,15 +66,12 @@ VulkanFrameRing::~VulkanFrameRing() {
 
 void VulkanFrameRing::destroy() {
   const VkDevice device = device_->device();
-  if (timeline_ != VK_NULL_HANDLE && value_ > 0) {
-    // Outstanding staging copies must finish before their buffers go away.
-    VkSemaphoreWaitInfo wait{};
-    wait.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
-    wait.semaphoreCount = 1;
-    wait.pSemaphores = &timeline_;
-    wait.pValues = &value_;
-    vkWaitSemaphores(device, &wait, UINT64_MAX);
+  // Outstanding submissions must finish before their buffers and semaphore go away.
+  for (size_t i = 0; i < fences_.size(); ++i) {
+    if (fence_pending_[i]) vkWaitForFences(device, 1, &fences_[i], VK_TRUE, UINT64_MAX);
+    vkDestroyFence(device, fences_[i], nullptr);
   }
+  fences_.clear();
   if (pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(device, pool_, nullptr);
   if (staging_ != VK_NULL_HANDLE) vkDestroyBuffer(device, staging_, nullptr);
   if (staging_memory_ != VK_NULL_HANDLE) vkFreeMemory(device, staging_memory_, nullptr);
@@ -218,32 +224,63 @@ void VulkanFrameRing::create_staging() {
   vk_check(vkAllocateCommandBuffers(device, &alloc, commands_.data()), "vkAllocateCommandBuffers");
 }
 
-uint64_t VulkanFrameRing::write(int slot, const uint8_t* rgba) {
+void VulkanFrameRing::create_fences() {
+  VkFenceCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+  for (int i = 0; i < slots_; ++i) {
+    VkFence fence = VK_NULL_HANDLE;
+    vk_check(vkCreateFence(device_->device(), &info, nullptr, &fence), "vkCreateFence");
+    fences_.push_back(fence);
+  }
+}
+
+void VulkanFrameRing::wait_for_slot(size_t index) {
+  if (!fence_pending_[index]) return;
   const VkDevice device = device_->device();
+  vk_check(vkWaitForFences(device, 1, &fences_[index], VK_TRUE, UINT64_MAX), "vkWaitForFences");
+  vk_check(vkResetFences(device, 1, &fences_[index]), "vkResetFences");
+  fence_pending_[index] = false;
+}
+
+uint64_t VulkanFrameRing::submit(size_t index, const VkCommandBuffer* commands,
+                                 uint32_t command_count) {
+  const uint64_t value = value_ + 1;
+  VkTimelineSemaphoreSubmitInfo timeline{};
+  timeline.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
+  timeline.signalSemaphoreValueCount = 1;
+  timeline.pSignalSemaphoreValues = &value;
+  VkSubmitInfo submit{};
+  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  submit.pNext = &timeline;
+  submit.commandBufferCount = command_count;
+  submit.pCommandBuffers = commands;
+  submit.signalSemaphoreCount = 1;
+  submit.pSignalSemaphores = &timeline_;
+  {
+    std::lock_guard<std::mutex> lock(device_->queue_mutex());
+    vk_check(vkQueueSubmit(device_->queue(), 1, &submit, fences_[index]),
+             "vkQueueSubmit (frame write)");
+  }
+  fence_pending_[index] = true;
+  value_ = value;
+  if (!device_->semaphore_export()) wait_for_slot(index);  // host-synchronous frames
+  return value;
+}
+
+uint64_t VulkanFrameRing::write(int slot, const uint8_t* rgba) {
   const VkDeviceSize offset = slot_offset(slot);
+  const size_t index = static_cast<size_t>(slot);
+  // The slot's previous submission must be done before its bytes, staging bytes and commands
+  // are reused (long done in practice: the host has read and released the slot since).
+  wait_for_slot(index);
   if (!device_local_) {
     std::memcpy(static_cast<uint8_t*>(mapped_) + offset, rgba, frame_bytes_);
-    VkSemaphoreSignalInfo signal{};
-    signal.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
-    signal.semaphore = timeline_;
-    signal.value = value_ + 1;
-    vk_check(vkSignalSemaphore(device, &signal), "vkSignalSemaphore");
-    return ++value_;
+    return submit(index, nullptr, 0);
   }
 
-  const size_t index = static_cast<size_t>(slot);
-  const bool first_use = slot_values_[index] == 0;
-  if (!first_use) {
-    // The slot's previous copy must be done before its staging bytes and commands are reused.
-    VkSemaphoreWaitInfo wait{};
-    wait.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
-    wait.semaphoreCount = 1;
-    wait.pSemaphores = &timeline_;
-    wait.pValues = &slot_values_[index];
-    vk_check(vkWaitSemaphores(device, &wait, UINT64_MAX), "vkWaitSemaphores");
-  }
   std::memcpy(static_cast<uint8_t*>(staging_mapped_) + offset, rgba, frame_bytes_);
-
+  const bool first_use = !slot_written_[index];
+  slot_written_[index] = true;
   VkCommandBuffer cmd = commands_[index];
   vk_check(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");
   VkCommandBufferBeginInfo begin{};
@@ -276,35 +313,7 @@ uint64_t VulkanFrameRing::write(int slot, const uint8_t* rgba) {
   vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
                        0, 0, nullptr, 1, &barrier, 0, nullptr);
   vk_check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
-
-  const uint64_t value = value_ + 1;
-  VkTimelineSemaphoreSubmitInfo timeline{};
-  timeline.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
-  timeline.signalSemaphoreValueCount = 1;
-  timeline.pSignalSemaphoreValues = &value;
-  VkSubmitInfo submit{};
-  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-  submit.pNext = &timeline;
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &cmd;
-  submit.signalSemaphoreCount = 1;
-  submit.pSignalSemaphores = &timeline_;
-  {
-    std::lock_guard<std::mutex> lock(device_->queue_mutex());
-    vk_check(vkQueueSubmit(device_->queue(), 1, &submit, VK_NULL_HANDLE),
-             "vkQueueSubmit (frame copy)");
-  }
-  value_ = value;
-  slot_values_[index] = value;
-  if (!device_->semaphore_export()) {
-    VkSemaphoreWaitInfo wait{};
-    wait.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
-    wait.semaphoreCount = 1;
-    wait.pSemaphores = &timeline_;
-    wait.pValues = &value;
-    vk_check(vkWaitSemaphores(device, &wait, UINT64_MAX), "vkWaitSemaphores (frame copy)");
-  }
-  return value;
+  return submit(index, &cmd, 1);
 }
 
 void VulkanFrameRing::export_to(wc_vulkan_export& out) const {
@@ -327,8 +336,6 @@ void VulkanFrameRing::export_to(wc_vulkan_export& out) const {
       vk_check(result, "vkGetSemaphoreFdKHR");
     }
   }
-  uint64_t value = 0;
-  vk_check(vkGetSemaphoreCounterValue(device, timeline_, &value), "vkGetSemaphoreCounterValue");
 
   out.flags = (device_->semaphore_export() ? 0u : WC_VULKAN_EXPORT_HOST_SYNCHRONOUS) |
               (dedicated_ ? WC_VULKAN_EXPORT_DEDICATED : 0u);
@@ -340,7 +347,7 @@ void VulkanFrameRing::export_to(wc_vulkan_export& out) const {
   out.slot_count = static_cast<uint32_t>(slots_);
   out.slot_stride = slot_stride_;
   out.semaphore_fd = semaphore_fd;
-  out.semaphore_value = value;
+  out.semaphore_value = value_;
   std::memcpy(out.device_uuid, device_->device_uuid().data(), VK_UUID_SIZE);
   std::memcpy(out.driver_uuid, device_->driver_uuid().data(), VK_UUID_SIZE);
   out.width = width_;

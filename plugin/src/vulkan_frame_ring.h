@@ -39,6 +39,11 @@ class VulkanFrameRing {
  private:
   void create_ring_buffer();
   void create_staging();
+  void create_fences();
+  // Waits until the slot's previous write (if any) has finished on the plugin's queue.
+  void wait_for_slot(size_t index);
+  // Submits `commands` (0 or 1) signalling the timeline at value_ + 1 and the slot's fence.
+  uint64_t submit(size_t index, const VkCommandBuffer* commands, uint32_t command_count);
   void destroy();
 
   std::shared_ptr<VulkanDevice> device_;
@@ -59,16 +64,20 @@ class VulkanFrameRing {
   void* mapped_ = nullptr;  // host-visible ring only
 
   VkSemaphore timeline_ = VK_NULL_HANDLE;
-  uint64_t value_ = 0;  // the last value signalled (or submitted to be signalled)
+  uint64_t value_ = 0;  // the last value submitted to be signalled
+  // One fence per slot, signalled with the slot's last submission: the plugin's own waits use
+  // these and never the exported semaphore (Note [One signalling side]).
+  std::vector<VkFence> fences_;
+  std::vector<bool> fence_pending_;
 
-  // Device-local ring: a host-visible staging buffer with the ring's layout, one command buffer
-  // per slot, and the value that marks each slot's last copy done.
+  // Device-local ring: a host-visible staging buffer with the ring's layout and one command
+  // buffer per slot.
   VkBuffer staging_ = VK_NULL_HANDLE;
   VkDeviceMemory staging_memory_ = VK_NULL_HANDLE;
   void* staging_mapped_ = nullptr;
   VkCommandPool pool_ = VK_NULL_HANDLE;
   std::vector<VkCommandBuffer> commands_;
-  std::vector<uint64_t> slot_values_;
+  std::vector<bool> slot_written_;
 };
 
 }  // namespace wc::plugin

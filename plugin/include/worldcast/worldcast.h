@@ -207,7 +207,9 @@ typedef struct wc_vulkan_export {
    * VkImportSemaphoreFdInfoKHR; the import consumes it), or -1: see HOST_SYNCHRONOUS. */
   int32_t semaphore_fd;
   uint32_t reserved0;
-  uint64_t semaphore_value; /* the semaphore's value at export time */
+  /* The value of the last frame write submitted before the export (0 if none yet); the
+   * semaphore reaches it once that write completes. */
+  uint64_t semaphore_value;
   uint8_t device_uuid[16];  /* the exporting device: the importer's must match both */
   uint8_t driver_uuid[16];
   int32_t width;
