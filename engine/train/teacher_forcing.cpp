@@ -86,7 +86,6 @@ TeacherForcingBatch make_teacher_forcing_batch(const ClipBatch& clips, const Noi
   out.input.t = at::cat({c, t}, 1).to(device);
   out.input.actions = at::cat({actions, actions.slice(1, fpb)}, 1).to(device);
   out.input.positions = at::cat({clips.positions, clips.positions.slice(1, fpb)}, 1).to(device);
-  out.mask = two_stream_mask(static_cast<int>(f), tokens_per_frame, frames_per_block).to(device);
   out.target = eps - x0_noisy;
   out.noisy_first = static_cast<int>(f);
   return out;

@@ -29,7 +29,7 @@ struct NoiseSpec {
 
 struct TeacherForcingBatch {
   model::FrameBatch input;  // [B, F + F − fpb, ...] context frames, then the noisy frames
-  at::Tensor mask;          // [T, T] boolean, see two_stream_mask
+                            // (attend with two_stream_mask: the same for every batch)
   at::Tensor target;        // [B, F − fpb, C, H, W] velocity ε − x0 of the noisy frames
   int noisy_first = 0;      // index of the first noisy frame in the sequence
 };

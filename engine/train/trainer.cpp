@@ -74,9 +74,10 @@ void print_bar(const StepReport& r, int64_t target_steps, double minutes_left) {
   if (target_steps > 0) filled = static_cast<int>(width * std::min(1.0, double(r.step) / target_steps));
   std::string bar(static_cast<size_t>(filled), '#');
   bar.resize(width, '.');
-  std::snprintf(line, sizeof(line), "\r[%s] step %lld  loss %.4f  lr %.2e  %.0f clips/s  %.1f min%s",
+  std::snprintf(line, sizeof(line),
+                "\r[%s] step %lld  loss %.4f  lr %.2e  %.0f clips/s (%.0f%% data wait)  %.1f min%s",
                 bar.c_str(), static_cast<long long>(r.step), r.loss, r.learning_rate,
-                r.clips_per_second, r.seconds / 60.0,
+                r.clips_per_second, 100.0 * r.data_wait_share, r.seconds / 60.0,
                 minutes_left >= 0 ? (" (" + std::to_string(int(minutes_left * 60)) + " s left)").c_str()
                                   : "");
   std::fputs(line, stderr);
@@ -157,6 +158,11 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
   int loss_count = 0;
   int64_t window_clips = 0;
   at::Tensor loss_accumulator = at::zeros({}, at::TensorOptions().device(options.device));
+  double window_wait_ms = 0.0;
+  // One mask for the whole run: every batch has the same clip length and frame size.
+  const at::Tensor mask =
+      two_stream_mask(config.clips.frames, tokens_per_frame, model_config.frames_per_block)
+          .to(options.device);
   const auto save = [&] {
     progress.seconds = seconds_before + call_time.elapsed_ms() / 1000.0;
     save_train_state(state_dir, *model, ema, optimizer, progress, config.state_dtype);
@@ -167,12 +173,14 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
 
   while ((target <= 0 || progress.step < target) &&
          (options.minutes <= 0.0 || call_time.elapsed_ms() < options.minutes * 60000.0)) {
+    Stopwatch wait_time;
     const ClipBatch clips = stream.next();
+    window_wait_ms += wait_time.elapsed_ms();
     const int64_t step = progress.step + 1;
     TeacherForcingBatch batch = make_teacher_forcing_batch(
         clips, config.noise, tokens_per_frame, model_config.frames_per_block,
         step_seed(config.seed, step), options.device);
-    const at::Tensor prediction = model->forward_masked(batch.input, batch.mask);
+    const at::Tensor prediction = model->forward_masked(batch.input, mask);
     const at::Tensor noisy = prediction.slice(1, batch.noisy_first).to(at::kFloat);
     const at::Tensor loss = (noisy - batch.target).pow(2).mean();
     for (at::Tensor& p : params) p.mutable_grad() = at::Tensor();
@@ -200,11 +208,13 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
       r.learning_rate = lr;
       r.clips_per_second = window_clips / std::max(1e-9, window_time.elapsed_ms() / 1000.0);
       r.seconds = seconds_before + call_time.elapsed_ms() / 1000.0;
+      r.data_wait_share = window_wait_ms / std::max(1e-9, window_time.elapsed_ms());
       if (!std::isfinite(r.loss)) throw Error(state_dir, "training diverged: loss is not finite at step " + std::to_string(step));
       report.last_loss = r.loss;
       report.clips_per_second = r.clips_per_second;
       log_file << nlohmann::json{{"step", r.step}, {"loss", r.loss}, {"lr", r.learning_rate},
-                                 {"clips_per_second", r.clips_per_second}, {"seconds", r.seconds}}
+                                 {"clips_per_second", r.clips_per_second}, {"seconds", r.seconds},
+                                 {"data_wait_share", r.data_wait_share}}
                       .dump()
                << "\n" << std::flush;
       if (options.progress_bar) {
@@ -214,6 +224,7 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
       if (on_log) on_log(r);
       loss_count = 0;
       window_clips = 0;
+      window_wait_ms = 0.0;
       window_time.restart();
     }
     if (since_checkpoint.elapsed_ms() >= config.checkpoint_minutes * 60000.0) save();

@@ -32,6 +32,9 @@ struct StepReport {
   double learning_rate = 0.0;
   double clips_per_second = 0.0;
   double seconds = 0.0;  // total training time so far
+  // Share of the logging window the training loop spent waiting for clips: near 0 when the
+  // accelerator is the bottleneck, large when the data workers are.
+  double data_wait_share = 0.0;
 };
 
 struct TrainReport {

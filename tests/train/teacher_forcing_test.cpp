@@ -48,7 +48,8 @@ TEST(TeacherForcing, NoisyStreamEqualsInferenceOverCleanHistory) {
     noise.action_dropout = 0.3;
     const int tokens = 16;
     const TeacherForcingBatch batch = make_teacher_forcing_batch(clips, noise, tokens, fpb, 5, at::kCPU);
-    const at::Tensor two_stream = model->forward_masked(batch.input, batch.mask);
+    const at::Tensor two_stream =
+        model->forward_masked(batch.input, two_stream_mask(frames, tokens, fpb));
 
     for (int64_t row = 0; row < 2; ++row) {
       for (int block = 1; block < 3; ++block) {

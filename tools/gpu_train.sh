@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Train game-small on the GPU machine for a fixed wall time, as a loop of short processes: a
+# crash loses at most one process's steps since its last checkpoint, and each process resumes
+# from the state the previous one saved. The exported model, the training state (bf16 shards,
+# each under the device tool's 16 MB limit) and the logs are copied to $OUT.
+# Usage (device tool, from the project root, carry .gpu-deps and, to continue, run):
+#   bash tools/gpu_train.sh SECONDS [extra `worldcast train` flags...]
+# A previous run continues when run/state exists (put a returned state there first). On a machine
+# still warm from an earlier call the build is reused.
+set -u
+source tools/device_env.sh
+BUDGET=${1:-300}
+shift
+OUT=${OUT:-$(pwd)/out}
+mkdir -p "$OUT" run
+START=$SECONDS
+if [ ! -x build/gpu/ui/cli/worldcast ]; then
+  cmake --preset gpu > "$OUT/configure.log" 2>&1
+  cmake --build --preset gpu -j 16 --target worldcast > "$OUT/build.log" 2>&1 ||
+    { tail -40 "$OUT/build.log"; exit 1; }
+fi
+W=build/gpu/ui/cli/worldcast
+echo "built in $((SECONDS - START)) s" | tee "$OUT/train_summary.txt"
+( while sleep 20; do nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader; done ) \
+  > "$OUT/smi.txt" 2>&1 &
+SMI=$!
+# Each process trains for at most 2.5 minutes (one checkpoint at 2 minutes, one at its end).
+while [ $((BUDGET - (SECONDS - START))) -gt 45 ]; do
+  left=$((BUDGET - (SECONDS - START) - 20))
+  minutes=$(python3 -c "print(min(2.5, $left / 60.0))")
+  began=$SECONDS
+  $W train --config assets/train/game-small.json --out run --device cuda --minutes "$minutes" \
+    --quiet "$@" >> "$OUT/train.log" 2>&1
+  echo "process exit $? at $((SECONDS - START)) s" | tee -a "$OUT/train_summary.txt"
+  [ $((SECONDS - began)) -lt 30 ] && break  # the step target is reached (or it cannot start)
+done
+kill $SMI
+tail -2 run/log.jsonl | tee -a "$OUT/train_summary.txt"
+# At most 8 files come back, each under 16 MB: the shards as they are, the small files in a tar.
+cp run/model/*.safetensors "$OUT/" 2>/dev/null
+cp run/state/*.safetensors "$OUT/" 2>/dev/null
+cp run/log.jsonl "$OUT/"
+( cd "$OUT" && tar -cf small.tar --remove-files *.txt *.log log.jsonl )
+tar -rf "$OUT/small.tar" run/model/*.json run/state/*.json
+ls -la "$OUT"
