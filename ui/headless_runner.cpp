@@ -33,6 +33,18 @@ nlohmann::json produce_flatness(const std::vector<double>& ms) {
   return early > 0.0 ? nlohmann::json(late / early) : nlohmann::json(nullptr);
 }
 
+// The timings of the frames so far.
+nlohmann::json summarize(const std::vector<double>& render_ms, const std::vector<double>& total_ms,
+                         const std::vector<double>& produce_ms) {
+  return {{"frames", render_ms.size()},
+          {"render_ms_p50", percentile(render_ms, 50.0)},
+          {"render_ms_p99", percentile(render_ms, 99.0)},
+          {"total_ms_p50", percentile(total_ms, 50.0)},
+          {"produce_ms_p50", percentile(produce_ms, 50.0)},
+          {"produce_ms_p99", percentile(produce_ms, 99.0)},
+          {"produce_ms_flatness", produce_flatness(produce_ms)}};
+}
+
 }  // namespace
 
 HeadlessReport run_headless(const HeadlessOptions& options, FrameSource& source) {
@@ -78,21 +90,29 @@ HeadlessReport run_headless(const HeadlessOptions& options, FrameSource& source)
     Stopwatch render;
     const uint8_t* pixels = renderer.render(options.present);
     const double render_time = render.elapsed_ms();
-    const std::string file = frame_file_name(i);
-    write_png((std::filesystem::path(options.out_dir) / file).string(), target_width, target_height,
-              pixels);
+    const bool png = i == 0 || (options.png_every > 0 && i % options.png_every == 0);
+    const std::string file = png ? frame_file_name(i) : std::string();
+    if (png) {
+      write_png((std::filesystem::path(options.out_dir) / file).string(), target_width,
+                target_height, pixels);
+    }
     render_ms.push_back(render_time);
     produce_ms.push_back(producer.last_step_ms());
     total_ms.push_back(total.elapsed_ms());
     frames.push_back({{"index", i},
-                      {"file", file},
+                      {"file", png ? nlohmann::json(file) : nlohmann::json(nullptr)},
                       {"source_frame", source.frame_index()},
                       {"action", static_cast<int>(action)},
                       {"produce_ms", producer.last_step_ms()},
                       {"render_ms", render_time},
                       {"total_ms", total_ms.back()}});
+    if (options.summary_every > 0 && (i + 1) % options.summary_every == 0) {
+      write_file_atomically((std::filesystem::path(options.out_dir) / "summary.json").string(),
+                            summarize(render_ms, total_ms, produce_ms).dump(2) + "\n");
+    }
   }
 
+  const nlohmann::json summary = summarize(render_ms, total_ms, produce_ms);
   HeadlessReport report;
   report.frames = options.frames;
   report.target_width = target_width;
@@ -121,16 +141,12 @@ HeadlessReport run_headless(const HeadlessOptions& options, FrameSource& source)
       {"validation", options.validate},
       {"validation_errors", report.validation_errors},
       {"validation_warnings", report.validation_warnings},
-      {"summary",
-       {{"frames", report.frames},
-        {"render_ms_p50", report.render_ms_p50},
-        {"render_ms_p99", report.render_ms_p99},
-        {"total_ms_p50", report.total_ms_p50},
-        {"produce_ms_p50", percentile(produce_ms, 50.0)},
-        {"produce_ms_flatness", produce_flatness(produce_ms)}}},
+      {"summary", summary},
       {"frames", frames}};
   write_file_atomically((std::filesystem::path(options.out_dir) / "run.json").string(),
                         run.dump(2) + "\n");
+  write_file_atomically((std::filesystem::path(options.out_dir) / "summary.json").string(),
+                        summary.dump(2) + "\n");
   return report;
 }
 

@@ -25,6 +25,12 @@ struct HeadlessOptions {
   int target_height = 0;
   PresentSettings present;
   bool validate = false;
+  // Write every n-th frame as PNG (frame 0 always); 0 writes none. Long runs (10 000 frames
+  // for flatness) need the timings, not 300 MB of pictures.
+  int png_every = 1;
+  // Rewrite DIR/summary.json (the run's summary so far) every this many frames; 0 = only at the
+  // end. A run cut short (a time limit) still leaves its numbers.
+  int summary_every = 0;
   // How the source was made (model config, weights, policy and settings), for run.json.
   nlohmann::json source_meta = nlohmann::json::object();
   FrameRoute route;  // empty: the CPU frame path
@@ -43,7 +49,8 @@ struct HeadlessReport {
 };
 
 // Resets `source` to options.seed, then for each frame i steps it with actions[i], renders it
-// and writes DIR/frame_NNNNN.png; finally writes DIR/run.json. Creates DIR if needed.
+// and writes DIR/frame_NNNNN.png (see png_every); finally writes DIR/run.json and
+// DIR/summary.json. Creates DIR if needed.
 HeadlessReport run_headless(const HeadlessOptions& options, FrameSource& source);
 
 }  // namespace wc::ui

@@ -30,6 +30,8 @@ struct PlayOptions {
   std::string device = "auto";
   bool headless = false;
   int frames = 60;
+  int png_every = 1;
+  int summary_every = 1000;
   std::string out_dir;
   std::string actions_file;
   uint64_t seed = 1;
@@ -64,6 +66,12 @@ std::string choose_source(PlayOptions& o) {
       throw Error("--source", "unknown source '" + o.source + "' (model, game)");
     }
     log_info("source: ", o.source, " (--source)");
+    if (o.source == "model" && o.weights.empty() && o.config.empty()) {
+      // The trained model is what a player asking for "the model" means; random weights of a
+      // config stay one flag away (--config).
+      o.weights = ui::find_asset(ui::kBundledModelDir);
+      if (!o.weights.empty()) log_info("weights: the bundled ", o.weights);
+    }
     return o.source;
   }
   if (!o.weights.empty()) {
@@ -205,6 +213,8 @@ int play(PlayOptions o) {
   if (o.headless) {
     ui::HeadlessOptions options;
     options.frames = o.frames;
+    options.png_every = o.png_every;
+    options.summary_every = o.summary_every;
     options.out_dir = o.out_dir;
     options.actions = actions;
     options.actions_file = o.actions_file;
@@ -258,8 +268,8 @@ const bool kRegistered = register_command("play", [](CLI::App& app) {
                   "model or game (default: model when assets/models/game-small exists, else "
                   "game)");
   cmd->add_option("--weights", o->weights,
-                  "Model checkpoint folder (config.json + safetensors shards); none = random "
-                  "weights");
+                  "Model checkpoint folder (config.json + safetensors shards); none = the bundled "
+                  "model, or random weights of --config when that is given");
   cmd->add_option("--config", o->config,
                   "Model config JSON (default: WEIGHTS/config.json, else "
                   "assets/configs/game-small.json)");
@@ -275,6 +285,14 @@ const bool kRegistered = register_command("play", [](CLI::App& app) {
   cmd->add_flag("--headless", o->headless, "Render offscreen to PNG files; no window or display");
   cmd->add_option("--frames", o->frames, "Headless: frames to render")->capture_default_str();
   cmd->add_option("--out", o->out_dir, "Headless: output folder for PNGs and run.json");
+  cmd->add_option("--png-every", o->png_every,
+                  "Headless: write every N-th frame as PNG (frame 0 always; 0: none)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--summary-every", o->summary_every,
+                  "Headless: rewrite summary.json every N frames (0: at the end only)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--actions", o->actions_file,
                   "Action script (engine/game/action_script.h), e.g. a recording's actions.txt");
   cmd->add_option("--seed", o->seed, "Rollout / world seed")->capture_default_str();
