@@ -32,15 +32,15 @@ SelfAttentionImpl::SelfAttentionImpl(const ModelConfig& config)
   norm_k = register_module("norm_k", RmsNorm(d, config.norm_eps));
 }
 
-at::Tensor SelfAttentionImpl::forward(const at::Tensor& x, const RopeTable& rope, int layer,
+at::Tensor SelfAttentionImpl::forward(const at::Tensor& x, const RopeRotation& rope, int layer,
                                       const AttendFn& attend) {
   const int64_t b = x.size(0), t = x.size(1);
   // [B, T, D] -> [B, H, T, Dh]
   const auto heads = [&](const at::Tensor& y) {
     return y.view({b, t, heads_, head_dim_}).transpose(1, 2);
   };
-  const at::Tensor qh = apply_rope(heads(norm_q(q(x))), rope);
-  const at::Tensor kh = apply_rope(heads(norm_k(k(x))), rope);
+  const at::Tensor qh = apply_rotation(heads(norm_q(q(x))), rope);
+  const at::Tensor kh = apply_rotation(heads(norm_k(k(x))), rope);
   const at::Tensor vh = heads(v(x)).contiguous();
   const at::Tensor out = attend(layer, qh, kh, vh);
   return o(out.transpose(1, 2).reshape({b, t, int64_t{heads_} * head_dim_}));
@@ -62,7 +62,7 @@ DiTBlockImpl::DiTBlockImpl(const ModelConfig& config) : eps_(config.norm_eps) {
   mlp = register_module("mlp", Mlp(d, config.mlp));
 }
 
-at::Tensor DiTBlockImpl::forward(const at::Tensor& x, const at::Tensor& cond, const RopeTable& rope,
+at::Tensor DiTBlockImpl::forward(const at::Tensor& x, const at::Tensor& cond, const RopeRotation& rope,
                                  int layer, const AttendFn& attend) {
   // Wan's order of the six vectors: shift, scale, gate (attention), shift, scale, gate (MLP).
   const at::Tensor mod = cond + modulation.unsqueeze(0);  // [B, F, 6, D]
@@ -121,15 +121,14 @@ at::Tensor CausalDiTImpl::forward(const FrameBatch& batch, const AttendFn& atten
   at::Tensor x = patch_embed(patchify(dtype_frames, c.patch_h, c.patch_w));
   const at::Tensor embedding = time_embed(batch.t) + action_embed(batch.actions);  // [B, F, D]
   const at::Tensor cond = time_proj(at::silu(embedding)).view({b, frames_count, 6, c.hidden});
-  RopeTable explicit_rope;
+  RopeRotation explicit_rope;
   if (batch.positions.defined()) {
     TORCH_CHECK(batch.positions.sizes() == at::IntArrayRef({b, frames_count}),
                 "CausalDiT: positions must be [B, F]");
-    const RopeTable table = rope_table_at(batch.positions, gh, gw, c.head_dim, c.rope_theta);
-    explicit_rope = {table.cos.to(x.device(), x.scalar_type()),
-                     table.sin.to(x.device(), x.scalar_type())};
+    explicit_rope = rope_rotation(rope_table_at(batch.positions, gh, gw, c.head_dim, c.rope_theta),
+                                  x.device(), x.scalar_type());
   }
-  const RopeTable& rope = batch.positions.defined()
+  const RopeRotation& rope = batch.positions.defined()
                               ? explicit_rope
                               : rope_for(batch.frame_start, frames_count, gh, gw, x);
   int layer = 0;
@@ -140,15 +139,14 @@ at::Tensor CausalDiTImpl::forward(const FrameBatch& batch, const AttendFn& atten
   return unpatchify(head(x, embedding), frames_count, gh, gw, c.channels, c.patch_h, c.patch_w);
 }
 
-const RopeTable& CausalDiTImpl::rope_for(int64_t frame_start, int frames, int grid_h, int grid_w,
+const RopeRotation& CausalDiTImpl::rope_for(int64_t frame_start, int frames, int grid_h, int grid_w,
                                          const at::Tensor& like) {
   const std::array<int64_t, 4> key{frame_start, frames, grid_h, grid_w};
   if (key != rope_key_ || !rope_cache_.cos.defined() || rope_cache_.cos.device() != like.device() ||
       rope_cache_.cos.scalar_type() != like.scalar_type()) {
-    const RopeTable table =
-        rope_table(frame_start, frames, grid_h, grid_w, config_.head_dim, config_.rope_theta);
-    rope_cache_ = {table.cos.to(like.device(), like.scalar_type()),
-                   table.sin.to(like.device(), like.scalar_type())};
+    rope_cache_ = rope_rotation(
+        rope_table(frame_start, frames, grid_h, grid_w, config_.head_dim, config_.rope_theta),
+        like.device(), like.scalar_type());
     rope_key_ = key;
   }
   return rope_cache_;

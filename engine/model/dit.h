@@ -53,7 +53,8 @@ TORCH_MODULE(RmsNorm);
 class SelfAttentionImpl : public torch::nn::Module {
  public:
   SelfAttentionImpl(const ModelConfig& config);
-  at::Tensor forward(const at::Tensor& x, const RopeTable& rope, int layer, const AttendFn& attend);
+  at::Tensor forward(const at::Tensor& x, const RopeRotation& rope, int layer,
+                     const AttendFn& attend);
 
   torch::nn::Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
   RmsNorm norm_q{nullptr}, norm_k{nullptr};
@@ -78,8 +79,8 @@ class DiTBlockImpl : public torch::nn::Module {
  public:
   DiTBlockImpl(const ModelConfig& config);
   // x [B, F·N, D]; cond [B, F, 6, D] (the projected conditioning of each frame).
-  at::Tensor forward(const at::Tensor& x, const at::Tensor& cond, const RopeTable& rope, int layer,
-                     const AttendFn& attend);
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& cond, const RopeRotation& rope,
+                     int layer, const AttendFn& attend);
 
   at::Tensor modulation;  // [1, 6, D], added to cond (Wan)
   SelfAttention attn{nullptr};
@@ -151,13 +152,13 @@ class CausalDiTImpl : public torch::nn::Module {
   Head head{nullptr};
 
  private:
-  // The RoPE table of the last forward, on the model's device and dtype: the k + 1 passes of a
-  // block share their positions, so it is built once per block.
-  const RopeTable& rope_for(int64_t frame_start, int frames, int grid_h, int grid_w,
-                            const at::Tensor& like);
+  // The RoPE rotation of the last forward, on the model's device and dtype: the k + 1 passes of
+  // a block share their positions, so it is built once per block.
+  const RopeRotation& rope_for(int64_t frame_start, int frames, int grid_h, int grid_w,
+                               const at::Tensor& like);
 
   ModelConfig config_;
-  RopeTable rope_cache_;
+  RopeRotation rope_cache_;
   std::array<int64_t, 4> rope_key_{-1, -1, -1, -1};
 };
 TORCH_MODULE(CausalDiT);

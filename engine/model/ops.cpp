@@ -112,6 +112,20 @@ at::Tensor apply_rope(const at::Tensor& x, const RopeTable& table) {
   return at::stack({a * cos - b * sin, a * sin + b * cos}, -1).reshape(x.sizes());
 }
 
+RopeRotation rope_rotation(const RopeTable& table, at::Device device, at::ScalarType dtype) {
+  const at::Tensor cos = table.cos.to(device, dtype);
+  const at::Tensor sin = table.sin.to(device, dtype);
+  return {at::stack({cos, cos}, -1).flatten(-2), at::stack({-sin, sin}, -1).flatten(-2)};
+}
+
+at::Tensor apply_rotation(const at::Tensor& x, const RopeRotation& rotation) {
+  std::vector<int64_t> pair_shape(x.sizes().begin(), x.sizes().end());
+  pair_shape.back() /= 2;
+  pair_shape.push_back(2);
+  const at::Tensor swapped = x.reshape(pair_shape).flip(-1).view(x.sizes());  // (b, a) per pair
+  return x * rotation.cos + swapped * rotation.sin_signed;
+}
+
 at::Tensor patchify(const at::Tensor& frames, int patch_h, int patch_w) {
   const int64_t b = frames.size(0), f = frames.size(1), c = frames.size(2);
   const int64_t gh = frames.size(3) / patch_h, gw = frames.size(4) / patch_w;

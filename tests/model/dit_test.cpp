@@ -49,7 +49,7 @@ TEST(DiT, AttentionBlockMatchesHandWrittenAttention) {
   const RopeTable rope = rope_table(4, frames, gh, gw, c.head_dim, c.rope_theta);
   torch::NoGradGuard no_grad;
   const at::Tensor out = attn->forward(
-      x, rope, 0, [](int, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+      x, rope_rotation(rope, x.device(), x.scalar_type()), 0, [](int, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
         return attention::reference_attention(q, k, v);
       });
 
@@ -117,7 +117,8 @@ TEST(DiT, BlockAppliesAdaLnPerFrame) {
     return attention::reference_attention(q, k, v);
   };
   torch::NoGradGuard no_grad;
-  const at::Tensor out = block->forward(x, cond, rope, 0, attend);
+  const RopeRotation rotation = rope_rotation(rope, x.device(), x.scalar_type());
+  const at::Tensor out = block->forward(x, cond, rotation, 0, attend);
   // The same block by hand: per-frame vectors broadcast by explicit repetition.
   const at::Tensor mod = cond + block->modulation.unsqueeze(0);
   const auto per_token = [&](int i) {  // [1, F·N, D]
@@ -128,7 +129,7 @@ TEST(DiT, BlockAppliesAdaLnPerFrame) {
     return (y - mean) / at::sqrt((y - mean).pow(2).mean(-1, true) + c.norm_eps);
   };
   const at::Tensor a_in = ln(x) * (1 + per_token(1)) + per_token(0);
-  const at::Tensor h = x + per_token(2) * block->attn->forward(a_in, rope, 0, attend);
+  const at::Tensor h = x + per_token(2) * block->attn->forward(a_in, rotation, 0, attend);
   const at::Tensor m_in = ln(h) * (1 + per_token(4)) + per_token(3);
   const at::Tensor hidden = at::gelu(linear(m_in, block->mlp->fc1), "tanh");
   const at::Tensor expected = h + per_token(5) * linear(hidden, block->mlp->fc2);

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <complex>
+#include <random>
 
 #include "engine/model/ops.h"
 
@@ -71,6 +72,27 @@ TEST(Ops, RopePreservesNormsAndRelativePositions) {
   EXPECT_NEAR(dot(5, 3), dot(105, 103), 1e-4);
   const at::Tensor rq = apply_rope(q, rope_table(7, 1, 1, 1, 16, 10000.0));
   EXPECT_NEAR(rq.norm().item<double>(), q.norm().item<double>(), 1e-5);
+}
+
+// The model's fast form against the straightforward one: bit-identical in float32 and bfloat16,
+// for a plain table and a batched one (training clips), on fresh random inputs and a
+// transposed (non-contiguous) input as the attention layer passes it.
+TEST(Ops, RopeRotationIsBitIdenticalToApplyRope) {
+  at::manual_seed(static_cast<uint64_t>(std::random_device{}()));
+  for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+    const RopeTable plain = rope_table(4093, 2, 3, 4, 48, 10000.0);
+    const at::Tensor x = at::randn({2, 24, 4, 48}).to(dtype).transpose(1, 2);  // [B, H, T, D]
+    const at::Tensor expected = apply_rope(x, plain);
+    const at::Tensor got = apply_rotation(x, rope_rotation(plain, x.device(), dtype));
+    EXPECT_TRUE(at::equal(got, expected)) << dtype;
+
+    const at::Tensor positions = at::randint(0, 12000, {2, 2}, at::kLong);
+    const RopeTable batched = rope_table_at(positions, 3, 4, 48, 10000.0);
+    const at::Tensor y = at::randn({2, 4, 24, 48}).to(dtype);
+    EXPECT_TRUE(at::equal(apply_rotation(y, rope_rotation(batched, y.device(), dtype)),
+                          apply_rope(y, batched)))
+        << dtype;
+  }
 }
 
 TEST(Ops, RmsNormMatchesFormula) {
