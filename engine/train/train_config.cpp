@@ -73,6 +73,12 @@ TrainConfig parse_train_config(const nlohmann::json& json, const std::string& fi
   c.batch = r.integer("batch", 1, 4096);
   c.clips = read_clips(r);
   c.noise = read_noise(r);
+  if (r.has("loss")) {
+    ObjectReader l(r.get("loss"), file, "loss");
+    c.loss.motion_weight = l.number("motion_weight", 0.0, 1000.0);
+    c.loss.motion_threshold = l.number("motion_threshold", 0.0, 2.0);
+    l.reject_unknown();
+  }
   {
     ObjectReader o(r.get("optimizer"), file, "optimizer");
     c.learning_rate = o.number("learning_rate", 1e-7, 1.0);

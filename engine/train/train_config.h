@@ -5,6 +5,7 @@
 #include <string>
 
 #include "engine/train/adamw.h"
+#include "engine/train/motion_weight.h"
 #include "engine/train/teacher_forcing.h"
 #include "engine/train/training_clip.h"
 
@@ -17,6 +18,7 @@ struct TrainConfig {
   int batch = 32;
   ClipSpec clips;
   NoiseSpec noise;
+  LossSpec loss;  // optional "loss" section; absent = the plain mean squared error
   AdamWSettings optimizer;
   double learning_rate = 6e-4;
   int64_t warmup_steps = 300;

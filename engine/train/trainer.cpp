@@ -182,7 +182,11 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
         step_seed(config.seed, step), options.device);
     const at::Tensor prediction = model->forward_masked(batch.input, mask);
     const at::Tensor noisy = prediction.slice(1, batch.noisy_first).to(at::kFloat);
-    const at::Tensor loss = (noisy - batch.target).pow(2).mean();
+    const at::Tensor weight =
+        config.loss.motion_weight > 0.0
+            ? motion_weights(clips, model_config.frames_per_block, config.loss).to(options.device)
+            : at::Tensor();
+    const at::Tensor loss = weighted_squared_error(noisy, batch.target, weight);
     for (at::Tensor& p : params) p.mutable_grad() = at::Tensor();
     loss.backward();
     precision.end_step();

@@ -57,6 +57,20 @@ TEST(TrainConfig, BadFieldsAreNamed) {
   EXPECT_THROW(load_train_config("/nonexistent/run.json"), Error);
 }
 
+TEST(TrainConfig, LossSectionIsOptionalAndChecked) {
+  nlohmann::json j = bundled_json();
+  j.erase("loss");
+  EXPECT_EQ(parse_train_config(j, "run.json").loss.motion_weight, 0.0);
+  j["loss"] = {{"motion_weight", 4.0}, {"motion_threshold", 0.1}};
+  const TrainConfig c = parse_train_config(j, "run.json");
+  EXPECT_EQ(c.loss.motion_weight, 4.0);
+  EXPECT_EQ(c.loss.motion_threshold, 0.1);
+  j["loss"]["motion_weight"] = -1.0;
+  EXPECT_THAT(error_of(j), HasSubstr("field 'loss.motion_weight': must be in [0"));
+  j["loss"] = {{"motion_weight", 1.0}, {"motion_threshold", 0.1}, {"motoin", 1}};
+  EXPECT_THAT(error_of(j), HasSubstr("field 'loss.motoin': unknown key"));
+}
+
 TEST(TrainConfig, LearningRateWarmsUpThenDecays) {
   TrainConfig c;
   c.learning_rate = 1.0;

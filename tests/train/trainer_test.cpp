@@ -73,6 +73,20 @@ TEST_F(TrainerTest, LossFallsAsItLearnsTheGame) {
   EXPECT_LT(losses.back(), 0.8 * losses.front()) << "first " << losses.front() << " last " << losses.back();
 }
 
+// The motion-weighted loss (Note [Motion-weighted loss]) trains too: it changes the loss the
+// optimiser sees, so the first logged loss differs from the plain run's, and it still falls.
+TEST_F(TrainerTest, MotionWeightedLossChangesTheLossAndStillLearns) {
+  std::vector<double> plain, weighted;
+  run("plain", 5, &plain);
+  config_.loss.motion_weight = 4.0;
+  run("weighted", 40, &weighted);
+  ASSERT_FALSE(plain.empty());
+  ASSERT_GE(weighted.size(), 8u);
+  EXPECT_NE(weighted.front(), plain.front());
+  EXPECT_LT(weighted.back(), 0.8 * weighted.front())
+      << "first " << weighted.front() << " last " << weighted.back();
+}
+
 TEST_F(TrainerTest, ResumedRunEqualsUninterruptedRun) {
   run("straight", 6);
   run("resumed", 3);

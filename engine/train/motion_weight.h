@@ -1,0 +1,28 @@
+// Per-pixel loss weights that stress where the world moved. See Note [Motion-weighted loss].
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include "engine/train/clip_stream.h"
+
+namespace wc::train {
+
+struct LossSpec {
+  // Extra weight of a pixel that changed between a noisy frame and the clip frame before it:
+  // weight 1 + motion_weight there, 1 elsewhere; 0 = the plain mean squared error.
+  double motion_weight = 0.0;
+  // A pixel changed when some channel moved by more than this (frames are in [−1, 1]).
+  double motion_threshold = 0.04;
+};
+
+// [B, F − fpb, 1, H, W] float32 weights for the noisy frames of `clips` (frames fpb..F−1), on
+// the CPU. A frame whose predecessor is not the frame just before it in the game (the sink
+// before a walked-away run: Note [Clip positions]) gets weight 1 everywhere.
+at::Tensor motion_weights(const ClipBatch& clips, int frames_per_block, const LossSpec& loss);
+
+// mean(weight · (prediction − target)²) / mean(weight): the squared error as a weighted mean over
+// pixels, on the plain loss's scale; `weight` broadcasts over channels. Undefined weight = plain.
+at::Tensor weighted_squared_error(const at::Tensor& prediction, const at::Tensor& target,
+                                  const at::Tensor& weight);
+
+}  // namespace wc::train
