@@ -3,6 +3,8 @@
 # every CUDA test, the presentation bench, the bundled model's speed and the 720P model bench.
 # Each step has its own time limit so a slow or failing step still leaves the others' results.
 # Usage (device tool, carry .gpu-deps and a snapshot in .snap): bash tools/gpu_verify.sh .snap
+# WITH_FLATNESS=1 adds the 10 000-frame play run (about 6 minutes); WITH_MODEL_BENCH=0 drops the
+# 720P whole-DiT bench.
 set -u
 ROOT=$(pwd)
 source "$ROOT/tools/device_env.sh"
@@ -28,8 +30,22 @@ for t in gpu_tests model_gpu_tests present_gpu_tests plugin_gpu_tests plugin_vul
   tail -3 "$OUT/$t.log" >> "$OUT/summary.txt" 2>/dev/null
 done
 step bench_present 40 $W bench present --res 128x128,1280x720 --frames 300 --json "$OUT/present.json"
-step eval_speed 50 $W eval --weights assets/models/game-small --device cuda --metrics speed \
-  --seeds 1 --speed-frames 300 --json "$OUT/eval_speed.json"
+step eval_speed 110 $W eval --weights assets/models/game-small --device cuda --metrics speed \
+  --seeds 1 --speed-frames 500 --json "$OUT/eval_speed.json"
+if [ "${WITH_FLATNESS:-0}" = 1 ]; then
+  # Issue 7's number: 10 000 played frames with the default policy and random-walk keys; the
+  # summary is rewritten every 1000 frames, so a run cut by the device budget keeps its numbers.
+  python3 -c "
+import random
+r = random.Random(7); n = 0; lines = []
+while n < 10000:
+    k = min(r.randint(1, 20), 10000 - n); n += k
+    lines.append(f'{r.choice([\"up\", \"down\", \"left\", \"right\", \"none\"])} {k}')
+open('/tmp/random_walk.actions', 'w').write('\\n'.join(lines) + '\\n')"
+  step flatness 420 $W play --headless --device cuda --frame-path cuda --frames 10000 \
+    --actions /tmp/random_walk.actions --png-every 0 --summary-every 1000 --out "$OUT/flatness"
+  cat "$OUT/flatness/summary.json" >> "$OUT/summary.txt"
+fi
 [ "${WITH_MODEL_BENCH:-1}" = 1 ] && step bench_model 90 $W bench model --config assets/configs/wan2.1-1.3b.json --device cuda --resolution 720p --policies dense,headcast,dummy \
   --blocks 3 --json "$OUT/bench_model_720p.json"
 cat "$OUT/summary.txt"
