@@ -5,6 +5,7 @@
 #include <torch/autograd.h>
 #include <torch/cuda.h>
 
+#include "engine/attention/bench/bench_timer.h"
 #include "engine/attention/registry.h"
 #include "engine/core/timing.h"
 #include "engine/model/dit.h"
@@ -50,8 +51,11 @@ std::vector<ModelBenchRow> run_model_bench(
       at::manual_seed(options.seed);
 
       const int f = config.frames_per_block;
-      std::vector<double> block_ms, decode_ms;
-      for (int b = 0; b < options.warmup_blocks + options.timed_blocks; ++b) {
+      const int plain_blocks = options.warmup_blocks + options.timed_blocks;
+      const std::unique_ptr<attention::BenchTimer> timer = attention::make_bench_timer(options.device);
+      std::vector<double> block_ms, decode_ms, attention_ms, rest_ms;
+      for (int b = 0; b < plain_blocks + options.timed_blocks; ++b) {
+        const bool split = b >= plain_blocks;  // the attention/rest split runs last, apart
         const at::Tensor noise = at::randn({1, f, config.channels, size.height, size.width},
                                            at::TensorOptions().device(options.device))
                                      .to(options.dtype);
@@ -59,11 +63,25 @@ std::vector<ModelBenchRow> run_model_bench(
             at::randint(config.num_actions, {1, f}, at::TensorOptions().dtype(at::kLong))
                 .to(options.device);
         sync(options.device);
+        if (split) {
+          policy->set_path_timer(timer.get());
+          timer->start_call();
+        }
         Stopwatch model_time;
         const at::Tensor x0 = sampler.denoise(noise, actions, b, int64_t{b} * f);
         sampler.commit(x0, actions, b, int64_t{b} * f, at::randn_like(x0));
         sync(options.device);
         const double ms = model_time.elapsed_ms();
+        if (split) {
+          timer->stop_call();
+          policy->set_path_timer(nullptr);
+          const attention::CallTiming timing = timer->finish_call();
+          double paths = 0.0;
+          for (const auto& [path, path_ms] : timing.paths_ms) paths += path_ms;
+          attention_ms.push_back(paths);
+          rest_ms.push_back(timing.total_ms - paths);
+          continue;
+        }
         double decode = 0.0;
         if (config.channels == 3) {
           Stopwatch decode_time;
@@ -90,6 +108,8 @@ std::vector<ModelBenchRow> run_model_bench(
       row.block_ms_p10 = percentile(block_ms, 10.0);
       row.block_ms_p90 = percentile(block_ms, 90.0);
       row.decode_ms_median = median(decode_ms);
+      row.attention_ms_median = median(attention_ms);
+      row.rest_ms_median = median(rest_ms);
       row.video_frames_per_block = static_cast<double>(f) * config.video_frames_per_frame;
       row.fps = row.block_ms_median > 0.0
                     ? row.video_frames_per_block / (row.block_ms_median / 1000.0)
@@ -121,7 +141,9 @@ nlohmann::json model_bench_json(const ModelBenchOptions& options,
                     {"video_frames_per_block", row.video_frames_per_block},
                     {"fps", row.fps},
                     {"cache_tokens", row.cache_tokens},
-                    {"cache_bytes", row.cache_bytes}});
+                    {"cache_bytes", row.cache_bytes},
+                    {"attention_ms_median", row.attention_ms_median},
+                    {"rest_ms_median", row.rest_ms_median}});
   }
   return {{"benchmark", "model"},
           {"config", options.config.name},

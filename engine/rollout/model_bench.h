@@ -42,6 +42,11 @@ struct ModelBenchRow {
   double video_frames_per_block = 0.0;
   double fps = 0.0;  // video frames per block / DiT seconds per block (Dummy Forcing's FPS)
   int64_t cache_tokens = 0, cache_bytes = 0;
+  // From `timed_blocks` further blocks with the policy's path timer attached (CUDA events on a
+  // GPU): the attention paths' share of a block (gathers and scatters included) and the rest
+  // (projections, MLPs, norms, RoPE), medians. Kept apart from block_ms, which runs untimed.
+  double attention_ms_median = 0.0;
+  double rest_ms_median = 0.0;
 };
 
 // Runs every (resolution, policy) pair on one randomly initialised model; `on_row` sees each

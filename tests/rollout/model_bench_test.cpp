@@ -1,0 +1,47 @@
+// The model benchmark on the CPU (tiny config): one row per (resolution, policy), times that
+// make sense together, the attention/rest split from its own timed blocks, and the JSON.
+#include "engine/rollout/model_bench.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/model/model_test_util.h"
+
+namespace wc::rollout {
+namespace {
+
+TEST(ModelBench, RowsCarryBlockTimesAndAnAttentionRestSplit) {
+  ModelBenchOptions options;
+  options.config = testing::tiny_config();
+  options.resolutions = {"", "wide"};
+  options.policies = {{"dense", {{"window", 3}}}, {"dummy", nlohmann::json::object()}};
+  options.warmup_blocks = 4;
+  options.timed_blocks = 2;
+  int seen = 0;
+  const std::vector<ModelBenchRow> rows =
+      run_model_bench(options, [&](const ModelBenchRow&) { ++seen; });
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(seen, 4);
+  for (const ModelBenchRow& row : rows) {
+    SCOPED_TRACE(row.resolution + " " + row.policy);
+    EXPECT_EQ(row.forwards_per_block, options.config.sampler.steps + 1);
+    EXPECT_GT(row.block_ms_median, 0.0);
+    EXPECT_LE(row.block_ms_p10, row.block_ms_p90);
+    EXPECT_GT(row.fps, 0.0);
+    // Every forward attends, and every forward has projections and MLPs besides.
+    EXPECT_GT(row.attention_ms_median, 0.0);
+    EXPECT_GT(row.rest_ms_median, 0.0);
+    EXPECT_GT(row.cache_tokens, 0);
+  }
+  EXPECT_EQ(rows[0].resolution, "16x16");
+  EXPECT_EQ(rows[2].resolution, "wide");
+  EXPECT_EQ(rows[2].tokens_per_block, 2 * rows[0].tokens_per_block);
+
+  const nlohmann::json json = model_bench_json(options, rows);
+  ASSERT_EQ(json["rows"].size(), 4u);
+  EXPECT_EQ(json["rows"][1]["policy"], "dummy");
+  EXPECT_GT(json["rows"][1]["attention_ms_median"].get<double>(), 0.0);
+  EXPECT_GT(json["rows"][1]["rest_ms_median"].get<double>(), 0.0);
+}
+
+}  // namespace
+}  // namespace wc::rollout
