@@ -2,6 +2,7 @@
 // at several resolutions and attention policies in one run, printed as a table and as JSON.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -31,12 +32,22 @@ struct BenchModelOptions {
   std::string json_path;
 };
 
+// HeadCast's fixed comparison cast for `heads` heads per layer, in the proportions of the
+// runtime issue's 12-head cast (2 Sink + 2 Dummy / 4 Spatial / 4 Global): a sixth Sink, a sixth
+// Dummy (at least one each), the rest split between Spatial and Global. 4 heads: 1 / 1 / 1 / 1.
+std::vector<int> comparison_mix(int heads) {
+  const int sink = std::max(1, heads / 6);
+  const int dummy = std::max(1, heads / 6);
+  const int spatial = std::max(0, (heads - sink - dummy) / 2);
+  return {sink, dummy, spatial, heads - sink - dummy - spatial};
+}
+
 // The benchmark's default settings: a sliding window of one sink block + `window_blocks`
 // rolling blocks; HeadCast with the fixed cast used for comparison with Dummy Forcing.
-nlohmann::json default_settings(const std::string& policy, int window_frames) {
+nlohmann::json default_settings(const std::string& policy, int window_frames, int heads) {
   if (policy == "dense") return {{"window", window_frames}};
   if (policy == "headcast") {
-    return {{"window", window_frames}, {"cast", {{"mix", {2, 2, 4, 4}}}}};
+    return {{"window", window_frames}, {"cast", {{"mix", comparison_mix(heads)}}}};
   }
   return nlohmann::json::object();
 }
@@ -65,7 +76,7 @@ void run_bench_model(const BenchModelOptions& options) {
       options.resolutions.empty() ? std::vector<std::string>{""} : options.resolutions;
   const int window_frames = (1 + options.window_blocks) * config.frames_per_block;
   for (const std::string& name : options.policies) {
-    bench.policies.push_back({name, default_settings(name, window_frames)});
+    bench.policies.push_back({name, default_settings(name, window_frames, config.heads)});
   }
   for (const std::string& override_text : options.settings) {
     const size_t eq = override_text.find('=');
