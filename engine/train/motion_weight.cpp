@@ -12,16 +12,16 @@ namespace wc::train {
 // consecutive true frames makes those few pixels carry the loss in proportion to what the model
 // must learn from them. The weights are normalised (a weighted mean), so the learning rate keeps
 // its meaning, and only frames with a true predecessor are weighted.
-at::Tensor motion_weights(const ClipBatch& clips, int frames_per_block, const LossSpec& loss) {
-  const at::Tensor frames = clips.frames.to(at::kCPU, at::kFloat);  // [B, F, C, H, W]
+at::Tensor motion_weights(const at::Tensor& frames, const at::Tensor& positions,
+                          int frames_per_block, const LossSpec& loss) {
   const int64_t f = frames.size(1);
   const at::Tensor current = frames.slice(1, frames_per_block);
   const at::Tensor previous = frames.slice(1, frames_per_block - 1, f - 1);
   const at::Tensor moved =
       std::get<0>((current - previous).abs().max(2, /*keepdim=*/true)) > loss.motion_threshold;
-  const at::Tensor positions = clips.positions.to(at::kCPU, at::kLong);
+  const at::Tensor p = positions.to(frames.device(), at::kLong);
   const at::Tensor consecutive =
-      (positions.slice(1, frames_per_block) - positions.slice(1, frames_per_block - 1, f - 1)) == 1;
+      (p.slice(1, frames_per_block) - p.slice(1, frames_per_block - 1, f - 1)) == 1;
   const at::Tensor weighted = moved & consecutive.view({frames.size(0), f - frames_per_block, 1, 1, 1});
   return 1.0 + loss.motion_weight * weighted.to(at::kFloat);
 }

@@ -3,8 +3,6 @@
 
 #include <ATen/ATen.h>
 
-#include "engine/train/clip_stream.h"
-
 namespace wc::train {
 
 struct LossSpec {
@@ -15,10 +13,13 @@ struct LossSpec {
   double motion_threshold = 0.04;
 };
 
-// [B, F − fpb, 1, H, W] float32 weights for the noisy frames of `clips` (frames fpb..F−1), on
-// the CPU. A frame whose predecessor is not the frame just before it in the game (the sink
-// before a walked-away run: Note [Clip positions]) gets weight 1 everywhere.
-at::Tensor motion_weights(const ClipBatch& clips, int frames_per_block, const LossSpec& loss);
+// [B, F − fpb, 1, H, W] float32 weights for the noisy frames (fpb..F−1) of a clip batch's true
+// frames [B, F, C, H, W] with their absolute positions [B, F], computed where `frames` are (the
+// trainer passes its device copy: on 2 CPU cores a batch of 32 clips takes 0.4 s). A frame whose
+// predecessor is not the frame just before it in the game (the sink before a walked-away run:
+// Note [Clip positions]) gets weight 1 everywhere.
+at::Tensor motion_weights(const at::Tensor& frames, const at::Tensor& positions,
+                          int frames_per_block, const LossSpec& loss);
 
 // mean(weight · (prediction − target)²) / mean(weight): the squared error as a weighted mean over
 // pixels, on the plain loss's scale; `weight` broadcasts over channels. Undefined weight = plain.

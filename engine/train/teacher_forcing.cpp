@@ -87,6 +87,7 @@ TeacherForcingBatch make_teacher_forcing_batch(const ClipBatch& clips, const Noi
   out.input.actions = at::cat({actions, actions.slice(1, fpb)}, 1).to(device);
   out.input.positions = at::cat({clips.positions, clips.positions.slice(1, fpb)}, 1).to(device);
   out.target = eps - x0_noisy;
+  out.clean = x0;
   out.noisy_first = static_cast<int>(f);
   return out;
 }

@@ -31,6 +31,7 @@ struct TeacherForcingBatch {
   model::FrameBatch input;  // [B, F + F − fpb, ...] context frames, then the noisy frames
                             // (attend with two_stream_mask: the same for every batch)
   at::Tensor target;        // [B, F − fpb, C, H, W] velocity ε − x0 of the noisy frames
+  at::Tensor clean;         // [B, F, C, H, W] the clip's true frames x0, on the device
   int noisy_first = 0;      // index of the first noisy frame in the sequence
 };
 

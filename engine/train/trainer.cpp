@@ -184,7 +184,8 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
     const at::Tensor noisy = prediction.slice(1, batch.noisy_first).to(at::kFloat);
     const at::Tensor weight =
         config.loss.motion_weight > 0.0
-            ? motion_weights(clips, model_config.frames_per_block, config.loss).to(options.device)
+            ? motion_weights(batch.clean, clips.positions, model_config.frames_per_block,
+                             config.loss)
             : at::Tensor();
     const at::Tensor loss = weighted_squared_error(noisy, batch.target, weight);
     for (at::Tensor& p : params) p.mutable_grad() = at::Tensor();

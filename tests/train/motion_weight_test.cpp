@@ -7,6 +7,8 @@
 #include <cmath>
 #include <random>
 
+#include "engine/train/clip_stream.h"
+
 namespace wc::train {
 namespace {
 
@@ -22,7 +24,8 @@ TEST(MotionWeight, MarksChangedPixelsOfFramesWithATruePredecessor) {
   LossSpec loss;
   loss.motion_weight = 3.0;
   loss.motion_threshold = 0.3;
-  const at::Tensor weights = motion_weights(clips, /*frames_per_block=*/1, loss);
+  const at::Tensor weights =
+      motion_weights(clips.frames, clips.positions, /*frames_per_block=*/1, loss);
   ASSERT_EQ(weights.sizes(), at::IntArrayRef({b, f - 1, 1, h, w}));
 
   const auto x = clips.frames.accessor<float, 5>();
