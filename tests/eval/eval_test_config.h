@@ -2,25 +2,20 @@
 #pragma once
 
 #include "engine/model/model_config.h"
+#include "tests/model/model_test_util.h"
 
 namespace wc::testing {
 
+// The model tests' tiny config with a square frame of `side` pixels in 8×8 patches, no extra
+// resolutions and the default sampler shift.
 inline model::ModelConfig eval_tiny_config(int side) {
-  model::ModelConfig c;
+  model::ModelConfig c = tiny_config();
   c.name = "eval-tiny";
-  c.channels = 3;
   c.frame = {side, side};
+  c.resolutions.clear();
   c.patch_h = 8;
   c.patch_w = 8;
-  c.frames_per_block = 1;
-  c.hidden = 32;
-  c.layers = 2;
-  c.heads = 2;
-  c.head_dim = 16;
-  c.mlp = 64;
-  c.num_actions = 5;
-  c.freq_dim = 32;
-  c.sampler.steps = 2;
+  c.sampler.shift = model::ModelConfig{}.sampler.shift;
   return c;
 }
 
