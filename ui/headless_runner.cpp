@@ -117,9 +117,9 @@ HeadlessReport run_headless(const HeadlessOptions& options, FrameSource& source)
   report.frames = options.frames;
   report.target_width = target_width;
   report.target_height = target_height;
-  report.render_ms_p50 = percentile(render_ms, 50.0);
-  report.render_ms_p99 = percentile(render_ms, 99.0);
-  report.total_ms_p50 = percentile(total_ms, 50.0);
+  report.render_ms_p50 = summary["render_ms_p50"].get<double>();
+  report.render_ms_p99 = summary["render_ms_p99"].get<double>();
+  report.total_ms_p50 = summary["total_ms_p50"].get<double>();
   report.validation_errors = context.validation_errors();
   report.validation_warnings = context.validation_warnings();
   report.device_name = context.device_name();
