@@ -87,6 +87,7 @@ ModelSource make_model_source(const ModelSourceOptions& options) {
   rollout::SessionOptions session_options;
   session_options.weights_seed = options.weights_seed;
   session_options.seed_frames = config.frames_per_block;
+  session_options.cuda_graphs = options.cuda_graphs;
   const nlohmann::json settings =
       options.policy_settings.is_null() ? nlohmann::json::object() : options.policy_settings;
   source.session = rollout::Session::create(config, options.weights, options.policy, settings,

@@ -27,6 +27,7 @@ struct ModelSourceOptions {
   std::string device = "auto";  // auto (CUDA when available), cpu, cuda, cuda:N
   uint64_t seed = 1;
   uint64_t weights_seed = 0;
+  bool cuda_graphs = true;  // SessionOptions::cuda_graphs
 };
 
 struct ModelSource {

@@ -4,8 +4,10 @@
 
 #include <ATen/ATen.h>
 
+#include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "engine/attention/path_timer.h"
@@ -60,6 +62,15 @@ class AttentionPolicy {
 
   // Drops the cast and classifies again after a fresh warm-up (no-op for uncast policies).
   virtual void reclassify() {}
+
+  // Note [Replayed attention]
+  // A key of the device work attend() does for every layer of a denoising pass: two equal keys
+  // promise the same kernels on the same buffers with the same shapes, and that attend() does
+  // no host-side work of its own (no classification, no bookkeeping), so a recorded pass (a
+  // CUDA graph) may be replayed instead of calling attend() again. nullopt while that does not
+  // hold (warm-up, a cast still to be decided) or where the policy does not offer it. commit()
+  // is never replayed: it runs, eagerly, after every block.
+  virtual std::optional<uint64_t> attend_replay_key() const { return std::nullopt; }
 
   // Optional instrumentation: the policy brackets each attention path with timer->begin/end.
   void set_path_timer(PathTimer* timer) { timer_ = timer; }

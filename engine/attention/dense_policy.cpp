@@ -85,6 +85,13 @@ void DensePolicy::commit(int layer, const at::Tensor& k, const at::Tensor& v,
   blocks_committed_ = std::max(blocks_committed_, step.block_index + 1);
 }
 
+std::optional<uint64_t> DensePolicy::attend_replay_key() const {
+  if (timer_ != nullptr) return std::nullopt;  // timed paths need their host-side timer calls
+  ReplayKey key;
+  for (const WindowStore& store : layers_) store.add_to(key);
+  return key.value();
+}
+
 PolicyStats DensePolicy::stats() const {
   PolicyStats stats;
   stats.policy = "dense";

@@ -19,6 +19,7 @@ class DensePolicy : public AttentionPolicy {
                     const StepInfo& step) override;
   void commit(int layer, const at::Tensor& k, const at::Tensor& v, const StepInfo& step) override;
   PolicyStats stats() const override;
+  std::optional<uint64_t> attend_replay_key() const override;
   void reset() override;
   void configure(const nlohmann::json& settings) override;
   nlohmann::json settings() const override;

@@ -6,6 +6,8 @@
 
 #include <vector>
 
+#include "engine/attention/replay_key.h"
+
 namespace wc::attention {
 
 class HeadSelection {
@@ -23,6 +25,10 @@ class HeadSelection {
   at::Tensor gather(const at::Tensor& x, int64_t dim = 1) const;
   // out[:, heads] = src along `dim` (out may be a strided view).
   void scatter(at::Tensor& out, const at::Tensor& src, int64_t dim = 1) const;
+  // What fixes gather/scatter's device work. See Note [Replayed attention].
+  void add_to(ReplayKey& key) const {
+    key.add(heads_).add(contiguous_ ? 1 : 0).add(index_);
+  }
 
  private:
   std::vector<int> heads_;

@@ -167,6 +167,17 @@ void HeadCastPolicy::reclassify() {
   }
 }
 
+std::optional<uint64_t> HeadCastPolicy::attend_replay_key() const {
+  if (timer_ != nullptr) return std::nullopt;  // timed paths need their host-side timer calls
+  ReplayKey key;
+  for (const Layer& layer : layers_) {
+    // attend() may classify until the cast is decided and applied.
+    if (!layer.classified || layer.evidence_pending) return std::nullopt;
+    layer.stores.add_to(key);
+  }
+  return key.value();
+}
+
 PolicyStats HeadCastPolicy::stats() const {
   PolicyStats stats;
   stats.policy = "headcast";

@@ -21,6 +21,7 @@ class HeadCastPolicy : public AttentionPolicy {
                     const StepInfo& step) override;
   void commit(int layer, const at::Tensor& k, const at::Tensor& v, const StepInfo& step) override;
   PolicyStats stats() const override;
+  std::optional<uint64_t> attend_replay_key() const override;
   void reset() override;
   // Thresholds re-cast classified heads from their stored evidence; window / cell changes re-file
   // every store; a forced "cast" re-casts at once and "cast": null after a forced cast

@@ -209,6 +209,12 @@ at::Tensor LayerStores::attend(const at::Tensor& q, const at::Tensor& k, const a
   return out;
 }
 
+void LayerStores::add_to(ReplayKey& key) const {
+  key.add(windows_.size());
+  for (const WindowStore& store : windows_) store.add_to(key);
+  sink_dummy_.add_to(key);
+}
+
 void LayerStores::commit(const at::Tensor& k, const at::Tensor& v, int64_t block) {
   const int64_t first_frame = block * shape_.geometry.frames;
   for (WindowStore& store : windows_) store.commit(k, v, first_frame);

@@ -66,6 +66,9 @@ class LayerStores {
   // The frames head `head` holds, ascending.
   std::vector<int64_t> held_frames(int head) const;
   // Adds this layer's heads, tokens and bytes to `stats.per_type`.
+  // What fixes attend()'s device work: every store, in attend()'s order. See Note [Replayed
+  // attention].
+  void add_to(ReplayKey& key) const;
   void add_type_stats(PolicyStats& stats) const;
 
  private:

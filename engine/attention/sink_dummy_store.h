@@ -39,6 +39,12 @@ class SinkDummyStore {
   // The block held by the head at `position`, canonical [B, 1, F, h, w, D] (undefined if none).
   FrameBatch block(int position) const;
 
+  // What fixes attend()'s device work. See Note [Replayed attention].
+  void add_to(ReplayKey& key) const {
+    selection_.add_to(key);
+    key.add(holds_block_ ? 1 : 0).add(k_).add(v_);
+  }
+
  private:
   StoreShape shape_;
   HeadSelection selection_;

@@ -182,6 +182,16 @@ void WindowStore::commit(const at::Tensor& k, const at::Tensor& v, int64_t first
   }
 }
 
+void WindowStore::add_to(ReplayKey& key) const {
+  selection_.add_to(key);
+  key.add(static_cast<uint64_t>(held_frames())).add(static_cast<uint64_t>(capacity_));
+  for (size_t g = 0; g < k_.size(); ++g) {
+    const CellGroup& group = cells_.groups()[g];
+    key.add({group.row0, group.cell_rows, group.cell_h, group.col0, group.cell_cols, group.cell_w});
+    key.add(k_[g]).add(v_[g]);
+  }
+}
+
 FrameBatch WindowStore::history(const std::vector<int>& positions) const {
   FrameBatch batch;
   const int64_t held = held_frames();

@@ -10,6 +10,7 @@
 
 #include "engine/attention/head_groups.h"
 #include "engine/attention/path_timer.h"
+#include "engine/attention/replay_key.h"
 #include "engine/attention/spatial_cells.h"
 #include "engine/attention/step_info.h"
 
@@ -81,6 +82,10 @@ class WindowStore {
 
   // The history of the heads at `positions` (indices into heads()), frames ascending.
   FrameBatch history(const std::vector<int>& positions) const;
+
+  // What fixes attend()'s device work: buffers, held frames, heads, cells. See Note [Replayed
+  // attention].
+  void add_to(ReplayKey& key) const;
 
  private:
   at::Tensor slot_view(const at::Tensor& store, size_t group) const;

@@ -32,6 +32,7 @@ struct EvalOptions {
   uint64_t weights_seed = 0;  // of the random weights
   at::Device device = at::kCPU;
   std::optional<at::ScalarType> dtype;  // default: the Session's (f32 on CPU, bf16 on CUDA)
+  bool cuda_graphs = true;  // SessionOptions::cuda_graphs
 
   std::vector<uint64_t> seeds;   // held-out world seeds (the Session seed is the world seed)
   int seed_frames = 1;           // real game frames the Session is seeded with (>= 1)

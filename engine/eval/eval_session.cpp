@@ -30,6 +30,7 @@ std::unique_ptr<rollout::Session> make_eval_session(const EvalOptions& options,
   session.seed_frames = options.seed_frames;
   session.dtype = options.dtype;
   session.weights_seed = options.weights_seed;
+  session.cuda_graphs = options.cuda_graphs;
   return rollout::Session::create(options.config, options.weights, policy,
                                   eval_policy_settings(options, policy), seed, options.device,
                                   session);

@@ -61,6 +61,7 @@ nlohmann::json run_eval(const EvalOptions& options) {
       {"device", options.device.str()},
       {"dtype",
        dtype_name(options.dtype.value_or(options.device.is_cuda() ? at::kBFloat16 : at::kFloat))},
+      {"cuda_graphs", options.device.is_cuda() && options.cuda_graphs},
       {"frame", {{"width", options.config.frame.width}, {"height", options.config.frame.height}}},
       {"frames_per_block", options.config.frames_per_block},
       {"sampler_steps", options.config.sampler.steps},

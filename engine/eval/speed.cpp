@@ -53,7 +53,11 @@ nlohmann::json eval_speed(const EvalOptions& options) {
     }
     const double mean_ms = mean_of(frame_ms);
     attention::PolicyStats policy;
-    if (rollout::Session* model = session_of(*session)) policy = model->policy().stats();
+    int64_t replayed_blocks = 0;  // Note [Denoise graph]
+    if (rollout::Session* model = session_of(*session)) {
+      policy = model->policy().stats();
+      replayed_blocks = model->stats().graph_replayed_blocks;
+    }
     rows.push_back({{"policy", name},
                     {"frames", options.speed_frames},
                     {"warmup_frames", warmup},
@@ -64,6 +68,7 @@ nlohmann::json eval_speed(const EvalOptions& options) {
                     {"frame_ms_max", percentile(frame_ms, 100.0)},
                     {"model_ms_mean", mean_of(model_ms)},
                     {"decode_ms_mean", mean_of(decode_ms)},
+                    {"graph_replayed_blocks", replayed_blocks},
                     {"cache_tokens", policy.total_tokens()},
                     {"cache_bytes", policy.total_bytes()}});
   }

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "engine/attention/sdpa.h"
+#include "engine/model/fused_ops.h"
 
 namespace wc::model {
 namespace {
@@ -36,12 +37,9 @@ at::Tensor SelfAttentionImpl::forward(const at::Tensor& x, const RopeRotation& r
                                       const AttendFn& attend) {
   const int64_t b = x.size(0), t = x.size(1);
   // [B, T, D] -> [B, H, T, Dh]
-  const auto heads = [&](const at::Tensor& y) {
-    return y.view({b, t, heads_, head_dim_}).transpose(1, 2);
-  };
-  const at::Tensor qh = apply_rotation(heads(norm_q(q(x))), rope);
-  const at::Tensor kh = apply_rotation(heads(norm_k(k(x))), rope);
-  const at::Tensor vh = heads(v(x)).contiguous();
+  const at::Tensor qh = qk_norm_rope(q(x), norm_q->weight, rope, heads_, norm_q->eps());
+  const at::Tensor kh = qk_norm_rope(k(x), norm_k->weight, rope, heads_, norm_k->eps());
+  const at::Tensor vh = v(x).view({b, t, heads_, head_dim_}).transpose(1, 2).contiguous();
   const at::Tensor out = attend(layer, qh, kh, vh);
   return o(out.transpose(1, 2).reshape({b, t, int64_t{heads_} * head_dim_}));
 }
@@ -52,7 +50,7 @@ MlpImpl::MlpImpl(int64_t dim, int64_t hidden) {
 }
 
 at::Tensor MlpImpl::forward(const at::Tensor& x) {
-  return fc2(at::gelu(fc1(x), "tanh"));
+  return fc2(linear_gelu(x, fc1->weight, fc1->bias));
 }
 
 DiTBlockImpl::DiTBlockImpl(const ModelConfig& config) : eps_(config.norm_eps) {
@@ -68,8 +66,8 @@ at::Tensor DiTBlockImpl::forward(const at::Tensor& x, const at::Tensor& cond, co
   const at::Tensor mod = cond + modulation.unsqueeze(0);  // [B, F, 6, D]
   const auto part = [&](int i) { return mod.select(2, i); };
   at::Tensor h = gated_residual(
-      x, attn(modulate(layer_norm(x, eps_), part(0), part(1)), rope, layer, attend), part(2));
-  return gated_residual(h, mlp(modulate(layer_norm(h, eps_), part(3), part(4))), part(5));
+      x, attn(layer_norm_modulate(x, part(0), part(1), eps_), rope, layer, attend), part(2));
+  return gated_residual(h, mlp(layer_norm_modulate(h, part(3), part(4), eps_)), part(5));
 }
 
 TimeEmbeddingImpl::TimeEmbeddingImpl(int64_t freq_dim, int64_t dim)
@@ -90,7 +88,7 @@ HeadImpl::HeadImpl(int64_t dim, int64_t patch_dim, double eps) : eps_(eps) {
 
 at::Tensor HeadImpl::forward(const at::Tensor& x, const at::Tensor& embedding) {
   const at::Tensor mod = embedding.unsqueeze(2) + modulation.unsqueeze(0);  // [B, F, 2, D]
-  return proj(modulate(layer_norm(x, eps_), mod.select(2, 0), mod.select(2, 1)));
+  return proj(layer_norm_modulate(x, mod.select(2, 0), mod.select(2, 1), eps_));
 }
 
 CausalDiTImpl::CausalDiTImpl(const ModelConfig& config) : config_(config) {
@@ -122,15 +120,15 @@ at::Tensor CausalDiTImpl::forward(const FrameBatch& batch, const AttendFn& atten
   const at::Tensor embedding = time_embed(batch.t) + action_embed(batch.actions);  // [B, F, D]
   const at::Tensor cond = time_proj(at::silu(embedding)).view({b, frames_count, 6, c.hidden});
   RopeRotation explicit_rope;
-  if (batch.positions.defined()) {
+  if (batch.positions.defined() && batch.rope == nullptr) {
     TORCH_CHECK(batch.positions.sizes() == at::IntArrayRef({b, frames_count}),
                 "CausalDiT: positions must be [B, F]");
     explicit_rope = rope_rotation(rope_table_at(batch.positions, gh, gw, c.head_dim, c.rope_theta),
                                   x.device(), x.scalar_type());
   }
-  const RopeRotation& rope = batch.positions.defined()
-                              ? explicit_rope
-                              : rope_for(batch.frame_start, frames_count, gh, gw, x);
+  const RopeRotation& rope = batch.rope != nullptr         ? *batch.rope
+                            : batch.positions.defined() ? explicit_rope
+                                                        : rope_for(batch.frame_start, frames_count, gh, gw, x);
   int layer = 0;
   for (const auto& module : *blocks) {
     x = module->as<DiTBlockImpl>()->forward(x, cond, rope, layer++, attend);

@@ -35,12 +35,17 @@ struct FrameBatch {
   // Optional [B, F] absolute frame index of every frame (overrides frame_start): training clips
   // place frames at their own offsets, and a clip may hold the same frame twice (clean and noisy).
   at::Tensor positions{};
+  // Optional: the RoPE rotation of these frames, already on the model's device and dtype
+  // (overrides frame_start and positions). A recorded graph passes its static buffers here, so
+  // a replay rotates by whatever positions were copied into them.
+  const RopeRotation* rope = nullptr;
 };
 
 class RmsNormImpl : public torch::nn::Module {
  public:
   RmsNormImpl(int64_t dim, double eps);
   at::Tensor forward(const at::Tensor& x) const { return rms_norm(x, weight, eps_); }
+  double eps() const { return eps_; }
   at::Tensor weight;
 
  private:
@@ -151,11 +156,12 @@ class CausalDiTImpl : public torch::nn::Module {
   torch::nn::ModuleList blocks{nullptr};
   Head head{nullptr};
 
- private:
-  // The RoPE rotation of the last forward, on the model's device and dtype: the k + 1 passes of
-  // a block share their positions, so it is built once per block.
+  // The RoPE rotation of `frames` frames from frame_start, on like's device and dtype, cached:
+  // the k + 1 passes of a block share their positions, so it is built once per block.
   const RopeRotation& rope_for(int64_t frame_start, int frames, int grid_h, int grid_w,
                                const at::Tensor& like);
+
+ private:
 
   ModelConfig config_;
   RopeRotation rope_cache_;

@@ -183,7 +183,8 @@ struct Session::Impl {
     auto r = std::make_unique<Rollout>();
     r->seed = seed;
     r->policy = attention::create_policy(name, shape, settings);
-    r->sampler = std::make_unique<BlockSampler>(*model.ptr(), *r->policy, size);
+    r->sampler = std::make_unique<BlockSampler>(*model.ptr(), *r->policy, size,
+                                                options.cuda_graphs);
     r->generator = at::detail::createCPUGenerator(seed);
     // Black until a block exists: -1 decodes to 0 on both frame paths.
     r->block = at::full({frames_per_block(), config.channels, size.height, size.width}, -1.0);
@@ -366,7 +367,8 @@ void Session::switch_policy(const std::string& name, const nlohmann::json& setti
   Rollout& r = *impl_->rollout;
   // Build and fill the new policy completely before touching the rollout (no partial state).
   auto policy = attention::create_policy(name, impl_->shape, object);
-  auto sampler = std::make_unique<BlockSampler>(*impl_->model.ptr(), *policy, impl_->size);
+  auto sampler = std::make_unique<BlockSampler>(*impl_->model.ptr(), *policy, impl_->size,
+                                                impl_->options.cuda_graphs);
   const int64_t offset = impl_->recommit_context(r, *sampler);
   r.sampler = std::move(sampler);
   r.policy = std::move(policy);
@@ -427,6 +429,8 @@ SessionStats Session::stats() const {
   }
   stats.context_blocks = static_cast<int64_t>(r.recent_blocks.size()) + (r.first_block ? 1 : 0);
   stats.switch_ms = r.switch_ms;
+  stats.graph_recordings = r.sampler->graph_stats().recordings;
+  stats.graph_replayed_blocks = r.sampler->graph_stats().replayed_blocks;
   stats.policy = r.policy->stats();
   return stats;
 }

@@ -46,6 +46,9 @@ struct SessionOptions {
   // Blocks kept besides the first for switch_policy (See Note [Policy switch]); -1 = all since
   // reset. The default matches the default window (sink block + 6 rolling blocks).
   int context_blocks = 6;
+  // Replay each block's denoising forwards from a CUDA graph once the policy allows it (Note
+  // [Denoise graph] in denoise_graph.h); CUDA devices only. Off: every forward runs eagerly.
+  bool cuda_graphs = true;
 };
 
 struct SessionStats {
@@ -57,6 +60,8 @@ struct SessionStats {
   double mean_decode_ms = 0.0;
   int64_t context_blocks = 0;  // blocks a policy switch would commit again (first block included)
   double switch_ms = 0.0;      // the last switch_policy / context re-commit
+  int64_t graph_recordings = 0;       // denoise graphs recorded by the current policy's sampler
+  int64_t graph_replayed_blocks = 0;  // ... and blocks it replayed (Note [Denoise graph])
   attention::PolicyStats policy;
 };
 

@@ -144,5 +144,30 @@ TEST(DensePolicy, RejectsWrongShapes) {
                Error);
 }
 
+// Note [Replayed attention]: the key changes while the window fills, then holds; a new window
+// (new stores) changes it.
+TEST(DensePolicy, ReplayKeyHoldsOnceTheWindowIsFull) {
+  const ModelShape shape = small_shape(1);
+  auto policy = create_policy("dense", shape, {{"window", 3}});
+  at::Generator gen = at::detail::createCPUGenerator(5);
+  std::vector<std::optional<uint64_t>> keys;
+  for (int64_t block = 0; block < 6; ++block) {
+    keys.push_back(policy->attend_replay_key());
+    const StepInfo info = testing::step_info(shape, block, 0, 1, true);
+    for (int layer = 0; layer < shape.num_layers; ++layer) {
+      const Qkv in = testing::random_qkv(shape, gen);
+      policy->attend(layer, in.q, in.k, in.v, info);
+      policy->commit(layer, in.k, in.v, info);
+    }
+  }
+  for (const auto& key : keys) ASSERT_TRUE(key.has_value());
+  EXPECT_NE(keys[0], keys[1]);
+  EXPECT_NE(keys[2], keys[3]);
+  EXPECT_EQ(keys[3], keys[4]);  // 3 frames held from block 3 on
+  EXPECT_EQ(keys[4], keys[5]);
+  policy->configure({{"window", 2}});
+  EXPECT_NE(policy->attend_replay_key(), keys[5]);
+}
+
 }  // namespace
 }  // namespace wc::attention

@@ -328,6 +328,27 @@ TEST(HeadCastLiveTuning, RolloutWithAFixedSeedIsDeterministic) {
   }
 }
 
+// Note [Replayed attention]: no key while the cast is open (attend() may classify); once cast,
+// the key holds from block to block while the stores stay put, and a re-cast changes it.
+TEST(HeadCastReplayKey, OnlyOnceCastAndStableUntilRecast) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const ModelShape shape = archetype_shape();
+  auto policy = make_policy(shape, {{"query_sample", 0}});
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  run_blocks(*policy, shape, 0, kClassifyBlock, gen);
+  EXPECT_FALSE(policy->attend_replay_key().has_value());
+  run_blocks(*policy, shape, kClassifyBlock, kClassifyBlock + kWindow + 1, gen);
+  const std::optional<uint64_t> steady = policy->attend_replay_key();
+  ASSERT_TRUE(steady.has_value());
+  run_blocks(*policy, shape, kClassifyBlock + kWindow + 1, kClassifyBlock + kWindow + 3, gen);
+  EXPECT_EQ(policy->attend_replay_key(), steady);
+  policy->configure({{"theta_sink", 0.2}, {"theta_dummy", 0.2}});
+  EXPECT_NE(policy->attend_replay_key(), steady);
+  policy->reclassify();
+  EXPECT_FALSE(policy->attend_replay_key().has_value());
+}
+
 TEST(HeadCastSettings, BadSettingsNameTheKey) {
   const ModelShape shape = archetype_shape();
   const std::vector<std::pair<nlohmann::json, std::string>> cases = {

@@ -3,6 +3,10 @@
 #include <torch/autograd.h>
 #include <torch/cuda.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "engine/attention/registry.h"
 #include "engine/model/dit.h"
 #include "engine/model/weights.h"
@@ -97,6 +101,37 @@ TEST(ModelGpu, SessionStepsOnCuda) {
   for (int i = 0; i < 12; ++i) session->step(Action::kRight);
   EXPECT_EQ(session->frame_index(), 12u);
   EXPECT_GT(session->stats().policy.total_tokens(), 0);
+}
+
+// Note [Denoise graph]: a rollout whose denoising forwards are replayed from a CUDA graph shows
+// exactly the frames of the same rollout run eagerly, through a live settings change (a new key,
+// so a second recording) in the middle.
+TEST(ModelGpu, GraphReplayShowsTheEagerFrames) {
+  REQUIRE_CUDA();
+  const std::vector<std::pair<std::string, nlohmann::json>> policies = {
+      {"dense", {{"window", 4}}}, {"headcast", {{"window", 4}, {"query_sample", 64}}}};
+  for (const auto& [policy, settings] : policies) {
+    const auto run = [&, &policy = policy, &settings = settings](bool graphs) {
+      rollout::SessionOptions options;
+      options.cuda_graphs = graphs;
+      auto session = rollout::Session::create(small_config(1), "", policy, settings, 9, at::kCUDA,
+                                              options);
+      std::vector<at::Tensor> frames;
+      for (int i = 0; i < 24; ++i) {
+        if (i == 14) session->configure_policy({{"window", 5}});
+        session->step(static_cast<Action>(i % 5));
+        frames.push_back(session->frame_on_device().to(at::kCPU, at::kFloat));
+      }
+      return std::make_pair(at::stack(frames), session->stats());
+    };
+    const auto [eager, eager_stats] = run(false);
+    const auto [graphed, stats] = run(true);
+    EXPECT_EQ(eager_stats.graph_replayed_blocks, 0) << policy;
+    EXPECT_GE(stats.graph_recordings, 2) << policy;
+    EXPECT_GE(stats.graph_replayed_blocks, 8) << policy;
+    EXPECT_TRUE(at::equal(graphed, eager))
+        << policy << ": max difference " << (graphed - eager).abs().max().item<float>();
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <complex>
 #include <random>
 
+#include "engine/model/fused_ops.h"
 #include "engine/model/ops.h"
 
 namespace wc::model {
@@ -173,6 +174,23 @@ TEST(Ops, BlockCausalMask) {
   for (int q = 0; q < 8; ++q) {
     for (int k = 0; k < 8; ++k) EXPECT_EQ(mask[q][k].item<bool>(), k / 4 <= q / 4) << q << "," << k;
   }
+}
+
+// Where the fused kernels do not apply (CPU tensors, here), the dispatching forms are exactly the
+// composition; tests/gpu/fused_ops_gpu_test.cpp compares the kernels themselves.
+TEST(Ops, DispatchingFormsAreTheCompositionOnCpu) {
+  at::manual_seed(21);
+  const at::Tensor x = at::randn({2, 3 * 4, 64});
+  const at::Tensor shift = at::randn({2, 3, 64}), scale = at::randn({2, 3, 64});
+  EXPECT_FALSE(fused_kernels_apply(x));
+  EXPECT_TRUE(at::equal(layer_norm_modulate(x, shift, scale, 1e-6),
+                        modulate(layer_norm(x, 1e-6), shift, scale)));
+  const at::Tensor weight = at::rand({64}) + 0.5;
+  const RopeRotation rotation = rope_rotation(rope_table(5, 3, 2, 2, 32, 10000.0), at::kCPU, at::kFloat);
+  const at::Tensor split = rms_norm(x, weight, 1e-6).view({2, 12, 2, 32}).transpose(1, 2);
+  EXPECT_TRUE(at::equal(qk_norm_rope(x, weight, rotation, 2, 1e-6), apply_rotation(split, rotation)));
+  const at::Tensor w = at::randn({96, 64}), b = at::randn({96});
+  EXPECT_TRUE(at::equal(linear_gelu(x, w, b), at::gelu(at::linear(x, w, b), "tanh")));
 }
 
 }  // namespace

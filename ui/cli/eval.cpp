@@ -33,6 +33,7 @@ struct EvalCliOptions {
   std::string config;
   std::string device = "auto";
   std::string dtype;
+  std::string cuda_graphs = "on";
   int seeds = 8;
   uint64_t seed_start = 1000000;
   std::string metrics = "all";
@@ -123,6 +124,7 @@ void run_eval_command(EvalCliOptions& options) {
     throw Error("eval", "--device " + options.device + ": CUDA is not available here");
   }
   if (!options.dtype.empty()) eval.dtype = parse_dtype(options.dtype);
+  eval.cuda_graphs = options.cuda_graphs == "on";
   if (options.seeds < 1) throw Error("eval", "--seeds must be at least 1");
   eval.seeds.clear();
   for (int i = 0; i < options.seeds; ++i) eval.seeds.push_back(options.seed_start + i);
@@ -184,6 +186,11 @@ const bool kRegistered = register_command("eval", [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--dtype", options->dtype,
                   "bf16, f16 or f32 (default: bf16 on CUDA, f32 on CPU)");
+  cmd->add_option("--cuda-graphs", options->cuda_graphs,
+                  "on or off: replay each block's denoising forwards from a CUDA graph once the "
+                  "policy allows it (CUDA only)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   cmd->add_option("--seeds", options->seeds, "Number of held-out world seeds")
       ->capture_default_str();
   cmd->add_option("--seed-start", options->seed_start, "First held-out seed")

@@ -27,6 +27,7 @@ struct PlayOptions {
   std::string config;
   std::string policy = "headcast";
   std::string policy_settings = "{}";
+  std::string cuda_graphs = "on";
   std::string device = "auto";
   bool headless = false;
   int frames = 60;
@@ -191,6 +192,7 @@ int play(PlayOptions o) {
     m.policy_settings = parse_settings(o.policy_settings);
     m.device = o.device;
     m.seed = o.seed;
+    m.cuda_graphs = o.cuda_graphs == "on";
     model = ui::make_model_source(m);
     log_info(model.summary);
     control = std::make_unique<ui::SessionControl>(*model.session);
@@ -199,6 +201,7 @@ int play(PlayOptions o) {
     if (!o.config.empty()) command += " --config " + o.config;
     if (!o.weights.empty()) command += " --weights " + o.weights;
     command += " --device " + model.device;
+    if (o.cuda_graphs == "off") command += " --cuda-graphs off";
     record_meta = {{"command", command},
                    {"config", model.config_file},
                    {"weights", o.weights},
@@ -279,6 +282,11 @@ const bool kRegistered = register_command("play", [](CLI::App& app) {
   cmd->add_option("--policy-settings", o->policy_settings, "The policy's settings as JSON")
       ->capture_default_str();
   cmd->add_option("--device", o->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  cmd->add_option("--cuda-graphs", o->cuda_graphs,
+                  "on or off: replay each block's denoising forwards from a CUDA graph once the "
+                  "policy allows it (CUDA only)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   cmd->add_option("--frame-path", o->frame_path,
                   "cuda or cpu: how frames reach Vulkan (default: cuda when the model runs on "
                   "CUDA, falling back to cpu with the reason logged)");
