@@ -13,6 +13,7 @@
 #include "engine/attention/path_timer.h"
 #include "engine/attention/policy_stats.h"
 #include "engine/attention/step_info.h"
+#include "engine/core/error.h"
 
 namespace wc::attention {
 
@@ -71,6 +72,25 @@ class AttentionPolicy {
   // hold (warm-up, a cast still to be decided) or where the policy does not offer it. commit()
   // is never replayed: it runs, eagerly, after every block.
   virtual std::optional<uint64_t> attend_replay_key() const { return std::nullopt; }
+
+  // Note [Replayed commit]
+  // A whole block (its denoising passes and its clean pass with commits) can be replayed when
+  // commit() splits into a host half (bookkeeping: which slots the block's frames go to) and a
+  // device half whose kernels and buffers are the same every block, reading per-block values
+  // (slot indices) from device buffers the host half fills. block_replay_key is the attention's
+  // replay key when the commit of the clean pass `clean` would keep every store's layout (no
+  // growth, compaction, merge or re-cast), else nullopt. To replay a block: commit_host(clean),
+  // then the recorded passes, whose commit() calls carry step.commit_device_only. The host half
+  // before the block's attention is sound because attention reads no host bookkeeping, only the
+  // held counts, which a layout-keeping commit leaves as they are.
+  virtual std::optional<uint64_t> block_replay_key(const StepInfo& clean) const {
+    (void)clean;
+    return std::nullopt;
+  }
+  virtual void commit_host(const StepInfo& clean) {
+    (void)clean;
+    throw Error(name(), "commit_host: this policy offers no replayed commit");
+  }
 
   // Optional instrumentation: the policy brackets each attention path with timer->begin/end.
   void set_path_timer(PathTimer* timer) { timer_ = timer; }

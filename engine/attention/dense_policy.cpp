@@ -81,6 +81,10 @@ at::Tensor DensePolicy::attend(int layer, const at::Tensor& q, const at::Tensor&
 void DensePolicy::commit(int layer, const at::Tensor& k, const at::Tensor& v,
                          const StepInfo& step) {
   check_attention_inputs("dense", shape_, layer, k, k, v, step);
+  if (step.commit_device_only) {
+    layers_[static_cast<size_t>(layer)].commit_device(k, v);
+    return;
+  }
   layers_[static_cast<size_t>(layer)].commit(k, v, step.block_index * shape_.geometry.frames);
   blocks_committed_ = std::max(blocks_committed_, step.block_index + 1);
 }
@@ -90,6 +94,21 @@ std::optional<uint64_t> DensePolicy::attend_replay_key() const {
   ReplayKey key;
   for (const WindowStore& store : layers_) store.add_to(key);
   return key.value();
+}
+
+std::optional<uint64_t> DensePolicy::block_replay_key(const StepInfo& clean) const {
+  for (const WindowStore& store : layers_) {
+    if (!store.commit_keeps_layout(clean.block_index * shape_.geometry.frames)) return std::nullopt;
+  }
+  return attend_replay_key();
+}
+
+void DensePolicy::commit_host(const StepInfo& clean) {
+  if (!block_replay_key(clean)) {
+    throw Error("dense", "commit_host for a commit that changes the stores (internal error)");
+  }
+  for (WindowStore& store : layers_) store.commit_host(clean.block_index * shape_.geometry.frames);
+  blocks_committed_ = std::max(blocks_committed_, clean.block_index + 1);
 }
 
 PolicyStats DensePolicy::stats() const {

@@ -20,6 +20,8 @@ class DensePolicy : public AttentionPolicy {
   void commit(int layer, const at::Tensor& k, const at::Tensor& v, const StepInfo& step) override;
   PolicyStats stats() const override;
   std::optional<uint64_t> attend_replay_key() const override;
+  std::optional<uint64_t> block_replay_key(const StepInfo& clean) const override;
+  void commit_host(const StepInfo& clean) override;
   void reset() override;
   void configure(const nlohmann::json& settings) override;
   nlohmann::json settings() const override;

@@ -104,6 +104,10 @@ void HeadCastPolicy::commit(int index, const at::Tensor& k, const at::Tensor& v,
                             const StepInfo& step) {
   check_attention_inputs("headcast", shape_, index, k, k, v, step);
   Layer& layer = layers_[static_cast<size_t>(index)];
+  if (step.commit_device_only) {
+    layer.stores.commit_device(k, v);
+    return;
+  }
   if (step.block_index != layer.blocks_committed) {
     throw Error("headcast", "layer " + std::to_string(index) + ": commit of block " +
                                 std::to_string(step.block_index) + ", expected block " +
@@ -176,6 +180,27 @@ std::optional<uint64_t> HeadCastPolicy::attend_replay_key() const {
     layer.stores.add_to(key);
   }
   return key.value();
+}
+
+std::optional<uint64_t> HeadCastPolicy::block_replay_key(const StepInfo& clean) const {
+  for (const Layer& layer : layers_) {
+    if (layer.blocks_committed != clean.block_index ||
+        !layer.stores.commit_keeps_layout(clean.block_index)) {
+      return std::nullopt;
+    }
+  }
+  return attend_replay_key();
+}
+
+void HeadCastPolicy::commit_host(const StepInfo& clean) {
+  if (!block_replay_key(clean)) {
+    throw Error("headcast", "commit_host for a commit that changes the stores (internal error)");
+  }
+  for (Layer& layer : layers_) {
+    layer.stores.commit_host(clean.block_index);
+    layer.blocks_committed = clean.block_index + 1;
+  }
+  blocks_committed_ = std::max(blocks_committed_, clean.block_index + 1);
 }
 
 PolicyStats HeadCastPolicy::stats() const {

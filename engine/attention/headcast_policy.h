@@ -22,6 +22,8 @@ class HeadCastPolicy : public AttentionPolicy {
   void commit(int layer, const at::Tensor& k, const at::Tensor& v, const StepInfo& step) override;
   PolicyStats stats() const override;
   std::optional<uint64_t> attend_replay_key() const override;
+  std::optional<uint64_t> block_replay_key(const StepInfo& clean) const override;
+  void commit_host(const StepInfo& clean) override;
   void reset() override;
   // Thresholds re-cast classified heads from their stored evidence; window / cell changes re-file
   // every store; a forced "cast" re-casts at once and "cast": null after a forced cast

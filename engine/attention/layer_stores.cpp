@@ -215,6 +215,37 @@ void LayerStores::add_to(ReplayKey& key) const {
   sink_dummy_.add_to(key);
 }
 
+bool LayerStores::commit_keeps_layout(int64_t block) const {
+  const int64_t first_frame = block * shape_.geometry.frames;
+  for (const WindowStore& store : windows_) {
+    if (!store.commit_keeps_layout(first_frame)) return false;
+  }
+  if (!sink_dummy_.empty() && !sink_dummy_.holds_block()) return false;
+  // commit() merges groups of one type that come to hold the same frames (a rebuild).
+  for (size_t i = 0; i < windows_.size(); ++i) {
+    for (size_t j = i + 1; j < windows_.size(); ++j) {
+      if (window_types_[i] == window_types_[j] &&
+          windows_[i].frames_after_commit(first_frame) ==
+              windows_[j].frames_after_commit(first_frame)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+void LayerStores::commit_host(int64_t block) {
+  const int64_t first_frame = block * shape_.geometry.frames;
+  for (WindowStore& store : windows_) store.commit_host(first_frame);
+  if (!sink_dummy_.empty()) sink_dummy_.commit_host(block);
+  frames_committed_ = first_frame + shape_.geometry.frames;
+}
+
+void LayerStores::commit_device(const at::Tensor& k, const at::Tensor& v) {
+  for (WindowStore& store : windows_) store.commit_device(k, v);
+  if (!sink_dummy_.empty()) sink_dummy_.commit_device(k, v);
+}
+
 void LayerStores::commit(const at::Tensor& k, const at::Tensor& v, int64_t block) {
   const int64_t first_frame = block * shape_.geometry.frames;
   for (WindowStore& store : windows_) store.commit(k, v, first_frame);

@@ -66,6 +66,11 @@ class LayerStores {
   // The frames head `head` holds, ascending.
   std::vector<int64_t> held_frames(int head) const;
   // Adds this layer's heads, tokens and bytes to `stats.per_type`.
+  // Note [Replayed commit]'s pieces for commit(k, v, block): whether it keeps every store's
+  // layout (no growth, compaction or merge of groups), and its host and device halves.
+  bool commit_keeps_layout(int64_t block) const;
+  void commit_host(int64_t block);
+  void commit_device(const at::Tensor& k, const at::Tensor& v);
   // What fixes attend()'s device work: every store, in attend()'s order. See Note [Replayed
   // attention].
   void add_to(ReplayKey& key) const;

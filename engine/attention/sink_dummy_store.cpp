@@ -57,13 +57,23 @@ void SinkDummyStore::commit(const at::Tensor& k, const at::Tensor& v, int64_t bl
     holds_block_ = true;
     return;
   }
-  if (dummy_selection_.empty()) return;
-  const int dummies = dummy_selection_.size();
-  k_.narrow(1, sink_count_, dummies).narrow(2, 0, tokens).copy_(dummy_selection_.gather(k));
-  v_.narrow(1, sink_count_, dummies).narrow(2, 0, tokens).copy_(dummy_selection_.gather(v));
+  commit_host(block);
+  commit_device(k, v);
+}
+
+void SinkDummyStore::commit_host(int64_t block) {
+  if (!holds_block_) throw Error("sink/dummy store", "commit_host before the first block");
   for (size_t i = static_cast<size_t>(sink_count_); i < held_blocks_.size(); ++i) {
     held_blocks_[i] = block;
   }
+}
+
+void SinkDummyStore::commit_device(const at::Tensor& k, const at::Tensor& v) {
+  if (dummy_selection_.empty()) return;
+  const int64_t tokens = shape_.geometry.tokens_per_block();
+  const int dummies = dummy_selection_.size();
+  k_.narrow(1, sink_count_, dummies).narrow(2, 0, tokens).copy_(dummy_selection_.gather(k));
+  v_.narrow(1, sink_count_, dummies).narrow(2, 0, tokens).copy_(dummy_selection_.gather(v));
 }
 
 FrameBatch SinkDummyStore::block(int position) const {

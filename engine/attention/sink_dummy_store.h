@@ -35,6 +35,10 @@ class SinkDummyStore {
   // Block `block` (k, v: [B, H, T, D] of the layer): fills every head on the first commit, then
   // overwrites the Dummy heads only.
   void commit(const at::Tensor& k, const at::Tensor& v, int64_t block);
+  // commit()'s halves once the store holds a block (Note [Replayed commit]): the host half
+  // records which block the Dummy heads hold, the device half copies them.
+  void commit_host(int64_t block);
+  void commit_device(const at::Tensor& k, const at::Tensor& v);
 
   // The block held by the head at `position`, canonical [B, 1, F, h, w, D] (undefined if none).
   FrameBatch block(int position) const;

@@ -23,6 +23,8 @@ struct StepInfo {
   int num_denoise_steps = 1;
   double noise_level = 1.0;    // flow-matching t in [0, 1]; 1 is pure noise, 0 is clean
   bool clean_pass = false;     // the pass at noise 0 whose K/V get committed
+  // commit() does its device half only: its host half ran before (Note [Replayed commit]).
+  bool commit_device_only = false;
   BlockGeometry geometry;
 };
 

@@ -39,6 +39,7 @@ WindowStore::WindowStore(const StoreShape& shape, CellGrid cells, std::vector<in
     v_.push_back(at::zeros_like(k_.back()));
   }
   slot_frames_ = history.frames;
+  slot_index_ = at::zeros({frames}, shape_.options.dtype(at::kLong));
   if (held == 0) return;
   for (size_t g = 0; g < k_.size(); ++g) {
     const CellGroup& group = cells_.groups()[g];
@@ -131,7 +132,57 @@ void WindowStore::grow(int64_t capacity) {
   }
 }
 
+bool WindowStore::commit_keeps_layout(int64_t first_frame) const {
+  const int64_t frames = shape_.geometry.frames;
+  if (window_.window <= 0 || held_frames() != capacity_) return false;
+  int64_t leaving = 0;
+  for (int64_t frame : slot_frames_) leaving += !window_.keeps(frame, first_frame + frames);
+  return leaving == frames;
+}
+
+std::vector<int64_t> WindowStore::frames_after_commit(int64_t first_frame) const {
+  const int64_t frames = shape_.geometry.frames;
+  std::vector<int64_t> after;
+  for (int64_t frame : slot_frames_) {
+    if (window_.keeps(frame, first_frame + frames)) after.push_back(frame);
+  }
+  for (int64_t i = 0; i < frames; ++i) after.push_back(first_frame + i);
+  std::sort(after.begin(), after.end());
+  return after;
+}
+
+void WindowStore::commit_host(int64_t first_frame) {
+  if (!commit_keeps_layout(first_frame)) {
+    throw Error("window store", "commit_host for a commit that changes the layout (internal error)");
+  }
+  const int64_t frames = shape_.geometry.frames;
+  std::vector<int64_t> slots;
+  for (size_t s = 0; s < slot_frames_.size() && static_cast<int64_t>(slots.size()) < frames; ++s) {
+    if (!window_.keeps(slot_frames_[s], first_frame + frames)) {
+      slots.push_back(static_cast<int64_t>(s));
+    }
+  }
+  for (int64_t i = 0; i < frames; ++i) slot_frames_[static_cast<size_t>(slots[i])] = first_frame + i;
+  slot_index_.copy_(at::tensor(slots, at::TensorOptions().dtype(at::kLong)));
+}
+
+void WindowStore::commit_device(const at::Tensor& k, const at::Tensor& v) {
+  const int frames = shape_.geometry.frames;
+  for (size_t g = 0; g < k_.size(); ++g) {
+    const CellGroup& group = cells_.groups()[g];
+    slot_view(k_[g], g).index_copy_(4, slot_index_,
+                                    selection_.gather(cells_.cell_view(k, frames, group)));
+    slot_view(v_[g], g).index_copy_(4, slot_index_,
+                                    selection_.gather(cells_.cell_view(v, frames, group)));
+  }
+}
+
 void WindowStore::commit(const at::Tensor& k, const at::Tensor& v, int64_t first_frame) {
+  if (commit_keeps_layout(first_frame)) {
+    commit_host(first_frame);
+    commit_device(k, v);
+    return;
+  }
   const int frames = shape_.geometry.frames;
   const int64_t committed = first_frame + frames;
   std::vector<int64_t> free_slots;
@@ -190,6 +241,7 @@ void WindowStore::add_to(ReplayKey& key) const {
     key.add({group.row0, group.cell_rows, group.cell_h, group.col0, group.cell_cols, group.cell_w});
     key.add(k_[g]).add(v_[g]);
   }
+  key.add(slot_index_);
 }
 
 FrameBatch WindowStore::history(const std::vector<int>& positions) const {

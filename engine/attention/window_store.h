@@ -80,6 +80,17 @@ class WindowStore {
   // keeps. k, v: [B, H, T, D] of the whole layer.
   void commit(const at::Tensor& k, const at::Tensor& v, int64_t first_frame);
 
+  // Note [Replayed commit]'s pieces. Whether commit(first_frame) keeps the buffers and shapes: a
+  // bounded window, full, from which exactly one block of frames leaves.
+  bool commit_keeps_layout(int64_t first_frame) const;
+  // The frames held after commit(first_frame), ascending (nothing changes).
+  std::vector<int64_t> frames_after_commit(int64_t first_frame) const;
+  // commit()'s halves where commit_keeps_layout: the host half files the frames into the slots
+  // of those that leave and copies the slot indices to the device; the device half writes k, v
+  // into those slots.
+  void commit_host(int64_t first_frame);
+  void commit_device(const at::Tensor& k, const at::Tensor& v);
+
   // The history of the heads at `positions` (indices into heads()), frames ascending.
   FrameBatch history(const std::vector<int>& positions) const;
 
@@ -97,6 +108,7 @@ class WindowStore {
   FrameWindow window_;
   int64_t capacity_ = 0;
   std::vector<int64_t> slot_frames_;
+  at::Tensor slot_index_;  // [F] int64 on the device: where commit_device writes the block
   std::vector<at::Tensor> k_,
       v_;  // per cell group: [B, heads·cells, (capacity + F)·cell_tokens, D]
 };

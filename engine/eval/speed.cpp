@@ -53,7 +53,7 @@ nlohmann::json eval_speed(const EvalOptions& options) {
     }
     const double mean_ms = mean_of(frame_ms);
     attention::PolicyStats policy;
-    int64_t replayed_blocks = 0;  // Note [Denoise graph]
+    int64_t replayed_blocks = 0;  // Note [Block graph]
     if (rollout::Session* model = session_of(*session)) {
       policy = model->policy().stats();
       replayed_blocks = model->stats().graph_replayed_blocks;

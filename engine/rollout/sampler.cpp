@@ -28,7 +28,7 @@ BlockSampler::BlockSampler(model::CausalDiTImpl& model, attention::AttentionPoli
   geometry_.grid_h = config.grid_h(size);
   geometry_.grid_w = config.grid_w(size);
   const at::Device device = model.patch_embed->weight.device();
-  if (cuda_graphs && DenoiseGraph::available(device)) graph_ = std::make_unique<DenoiseGraph>();
+  if (cuda_graphs && BlockGraph::available(device)) graph_ = std::make_unique<BlockGraph>();
 }
 
 BlockSampler::~BlockSampler() = default;
@@ -48,15 +48,32 @@ attention::StepInfo BlockSampler::step_info(int64_t block_index, int step, doubl
 at::Tensor BlockSampler::denoise(const at::Tensor& noise, const at::Tensor& actions,
                                  int64_t block_index, int64_t frame_start) {
   torch::NoGradGuard no_grad;
+  return run_denoise(noise, actions, block_index, frame_start, nullptr);
+}
+
+void BlockSampler::commit(const at::Tensor& x0, const at::Tensor& actions, int64_t block_index,
+                          int64_t frame_start, const at::Tensor& context_eps) {
+  torch::NoGradGuard no_grad;
+  run_commit(x0, actions, block_index, frame_start, context_eps, nullptr, /*device_only=*/false);
+}
+
+at::Tensor BlockSampler::generate(const at::Tensor& noise, const at::Tensor& actions,
+                                  int64_t block_index, int64_t frame_start,
+                                  const at::Tensor& context_eps) {
+  torch::NoGradGuard no_grad;
   if (graph_) {
     // Replay when this key was recorded; record when the key held for two blocks in a row (a
     // warm-up whose stores still grow changes it every block and is never recorded).
-    const std::optional<uint64_t> key = policy_.attend_replay_key();
+    const attention::StepInfo clean = step_info(
+        block_index, static_cast<int>(schedule_.size()), sampler_.context_noise, /*clean=*/true);
+    const std::optional<uint64_t> key = policy_.block_replay_key(clean);
     const bool replay = key && ((graph_->recorded() && graph_->key() == *key) || last_key_ == key);
     last_key_ = key;
-    if (replay) return replay_denoise(*key, noise, actions, block_index, frame_start);
+    if (replay) return replay_block(*key, noise, actions, block_index, frame_start, context_eps);
   }
-  return run_denoise(noise, actions, block_index, frame_start, nullptr);
+  const at::Tensor x0 = run_denoise(noise, actions, block_index, frame_start, nullptr);
+  run_commit(x0, actions, block_index, frame_start, context_eps, nullptr, /*device_only=*/false);
+  return x0;
 }
 
 at::Tensor BlockSampler::run_denoise(const at::Tensor& noise, const at::Tensor& actions,
@@ -77,41 +94,56 @@ at::Tensor BlockSampler::run_denoise(const at::Tensor& noise, const at::Tensor& 
   return x;
 }
 
-at::Tensor BlockSampler::replay_denoise(uint64_t key, const at::Tensor& noise,
-                                        const at::Tensor& actions, int64_t block_index,
-                                        int64_t frame_start) {
+void BlockSampler::run_commit(const at::Tensor& x0, const at::Tensor& actions,
+                              int64_t block_index, int64_t frame_start,
+                              const at::Tensor& context_eps, const model::RopeRotation* rope,
+                              bool device_only) {
+  const double c = sampler_.context_noise;
+  const at::Tensor input = c > 0.0 ? (1.0 - c) * x0 + c * context_eps : x0;
+  const at::Tensor levels = at::full({1, x0.size(1)}, c, at::TensorOptions().device(x0.device()));
+  model::FrameBatch batch{input, levels, actions, frame_start, at::Tensor()};
+  batch.rope = rope;
+  attention::StepInfo step =
+      step_info(block_index, static_cast<int>(schedule_.size()), c, /*clean=*/true);
+  step.commit_device_only = device_only;
+  model_.forward_block(batch, policy_, step);
+}
+
+at::Tensor BlockSampler::replay_block(uint64_t key, const at::Tensor& noise,
+                                      const at::Tensor& actions, int64_t block_index,
+                                      int64_t frame_start, const at::Tensor& context_eps) {
   const model::RopeRotation& rope = model_.rope_for(frame_start, geometry_.frames, geometry_.grid_h,
                                                     geometry_.grid_w, noise);
   const bool record = !graph_->recorded() || graph_->key() != key;
   if (record) {
     graph_noise_ = at::empty_like(noise);
     graph_actions_ = at::empty_like(actions);
+    graph_eps_ = context_eps.defined() ? at::empty_like(context_eps) : at::Tensor();
     graph_rope_ = {at::empty_like(rope.cos), at::empty_like(rope.sin_signed)};
   }
   graph_noise_.copy_(noise);
   graph_actions_.copy_(actions);
+  if (graph_eps_.defined()) graph_eps_.copy_(context_eps);
   graph_rope_.cos.copy_(rope.cos);
   graph_rope_.sin_signed.copy_(rope.sin_signed);
+  // Note [Replayed commit]: the host half now; the recording holds the device half.
+  policy_.commit_host(step_info(block_index, static_cast<int>(schedule_.size()),
+                                sampler_.context_noise, /*clean=*/true));
   if (record) {
-    graph_->record(key, [&] {
+    const auto denoise = [this, block_index, frame_start] {
       return run_denoise(graph_noise_, graph_actions_, block_index, frame_start, &graph_rope_);
+    };
+    graph_->record(key, denoise, [&] {
+      const at::Tensor x0 = denoise();
+      run_commit(x0, graph_actions_, block_index, frame_start, graph_eps_, &graph_rope_,
+                 /*device_only=*/true);
+      return x0;
     });
     ++graph_stats_.recordings;
   }
   ++graph_stats_.replayed_blocks;
   // The output buffer belongs to the recording: the next replay overwrites it.
   return graph_->replay().clone();
-}
-
-void BlockSampler::commit(const at::Tensor& x0, const at::Tensor& actions, int64_t block_index,
-                          int64_t frame_start, const at::Tensor& context_eps) {
-  torch::NoGradGuard no_grad;
-  const double c = sampler_.context_noise;
-  const at::Tensor input = c > 0.0 ? (1.0 - c) * x0 + c * context_eps : x0;
-  const at::Tensor levels = at::full({1, x0.size(1)}, c, at::TensorOptions().device(x0.device()));
-  model_.forward_block({input, levels, actions, frame_start, at::Tensor(), nullptr}, policy_,
-                       step_info(block_index, static_cast<int>(schedule_.size()), c,
-                                 /*clean=*/true));
 }
 
 }  // namespace wc::rollout

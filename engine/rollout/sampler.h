@@ -15,7 +15,7 @@
 #include "engine/attention/attention_policy.h"
 #include "engine/model/model_config.h"
 #include "engine/model/ops.h"
-#include "engine/rollout/denoise_graph.h"
+#include "engine/rollout/block_graph.h"
 
 namespace wc::model {
 class CausalDiTImpl;
@@ -28,17 +28,17 @@ namespace wc::rollout {
 // for k = 4). The step after the last goes to 0.
 std::vector<double> flow_schedule(int steps, double shift);
 
-// How often the denoising forwards were replayed from a graph (Note [Denoise graph]).
+// How often generate() replayed a block from a graph (Note [Block graph]).
 struct GraphStats {
-  int64_t recordings = 0;      // graphs recorded (a new key each time)
-  int64_t replayed_blocks = 0; // blocks whose denoising forwards were a replay
+  int64_t recordings = 0;       // graphs recorded (a new key each time)
+  int64_t replayed_blocks = 0;  // blocks that were a replay
 };
 
 // Runs blocks of one model through one policy. Holds references: both must outlive it.
 class BlockSampler {
  public:
-  // `cuda_graphs`: replay the denoising forwards from a CUDA graph where the device and the
-  // policy allow it (Note [Denoise graph]); results are the same kernels on the same values.
+  // `cuda_graphs`: let generate() replay blocks from a CUDA graph where the device and the
+  // policy allow it (Note [Block graph]); results are the same kernels on the same values.
   BlockSampler(model::CausalDiTImpl& model, attention::AttentionPolicy& policy,
                model::FrameSize size, bool cuda_graphs = true);
   ~BlockSampler();
@@ -57,6 +57,11 @@ class BlockSampler {
   void commit(const at::Tensor& x0, const at::Tensor& actions, int64_t block_index,
               int64_t frame_start, const at::Tensor& context_eps);
 
+  // A whole block: denoise, then commit; returns x0. Where the device and the policy allow it,
+  // replayed from a CUDA graph (Note [Block graph]); the same kernels on the same values.
+  at::Tensor generate(const at::Tensor& noise, const at::Tensor& actions, int64_t block_index,
+                      int64_t frame_start, const at::Tensor& context_eps);
+
   const GraphStats& graph_stats() const { return graph_stats_; }
 
  private:
@@ -64,9 +69,13 @@ class BlockSampler {
   // The k forwards, eagerly; `rope` overrides the model's rotation for frame_start.
   at::Tensor run_denoise(const at::Tensor& noise, const at::Tensor& actions, int64_t block_index,
                          int64_t frame_start, const model::RopeRotation* rope);
-  // The k forwards from the graph, recording it first under `key` if it is not the recorded one.
-  at::Tensor replay_denoise(uint64_t key, const at::Tensor& noise, const at::Tensor& actions,
-                            int64_t block_index, int64_t frame_start);
+  // The clean pass; `device_only` marks its commits as Note [Replayed commit]'s device half.
+  void run_commit(const at::Tensor& x0, const at::Tensor& actions, int64_t block_index,
+                  int64_t frame_start, const at::Tensor& context_eps,
+                  const model::RopeRotation* rope, bool device_only);
+  // The block from the graph, recording it first under `key` if it is not the recorded one.
+  at::Tensor replay_block(uint64_t key, const at::Tensor& noise, const at::Tensor& actions,
+                          int64_t block_index, int64_t frame_start, const at::Tensor& context_eps);
 
   model::CausalDiTImpl& model_;
   attention::AttentionPolicy& policy_;
@@ -74,8 +83,8 @@ class BlockSampler {
   std::vector<double> schedule_;
   attention::BlockGeometry geometry_;
   // Graph state: the recording, its static inputs, the last block's replay key.
-  std::unique_ptr<DenoiseGraph> graph_;
-  at::Tensor graph_noise_, graph_actions_;
+  std::unique_ptr<BlockGraph> graph_;
+  at::Tensor graph_noise_, graph_actions_, graph_eps_;
   model::RopeRotation graph_rope_;
   std::optional<uint64_t> last_key_;
   GraphStats graph_stats_;

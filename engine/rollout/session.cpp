@@ -117,10 +117,20 @@ struct Session::Impl {
         .to(device);
   }
 
+  at::Tensor draw_context_noise(Rollout& r) const {
+    return config.sampler.context_noise > 0.0 ? draw_noise(r) : at::Tensor();
+  }
+
   void commit_block(Rollout& r, const at::Tensor& x0, const at::Tensor& actions) const {
-    const at::Tensor eps = config.sampler.context_noise > 0.0 ? draw_noise(r) : at::Tensor();
+    const at::Tensor eps = draw_context_noise(r);
     r.sampler->commit(x0, actions, r.next_block - r.policy_offset,
                       r.next_block * frames_per_block(), eps);
+    keep_block(r, x0, actions, eps);
+  }
+
+  // The block's clean-pass inputs go into the context kept for policy switches.
+  void keep_block(Rollout& r, const at::Tensor& x0, const at::Tensor& actions,
+                  const at::Tensor& eps) const {
     ContextBlock kept{x0, actions, eps, r.next_block};
     if (r.next_block == 0) {
       r.first_block = std::move(kept);
@@ -220,10 +230,12 @@ struct Session::Impl {
   void generate(Rollout& r, const int64_t* actions) const {
     Stopwatch model_time;
     const at::Tensor a = action_tensor(actions);
-    const at::Tensor x0 =
-        r.sampler->denoise(draw_noise(r), a, r.next_block - r.policy_offset,
-                           r.next_block * frames_per_block());
-    commit_block(r, x0, a);
+    // Noise, then context noise: the order in which the generator has always drawn them.
+    const at::Tensor noise = draw_noise(r);
+    const at::Tensor eps = draw_context_noise(r);
+    const at::Tensor x0 = r.sampler->generate(noise, a, r.next_block - r.policy_offset,
+                                              r.next_block * frames_per_block(), eps);
+    keep_block(r, x0, a, eps);
     sync();
     r.model_ms = model_time.elapsed_ms();
     show(r, x0.squeeze(0));

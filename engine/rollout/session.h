@@ -46,8 +46,8 @@ struct SessionOptions {
   // Blocks kept besides the first for switch_policy (See Note [Policy switch]); -1 = all since
   // reset. The default matches the default window (sink block + 6 rolling blocks).
   int context_blocks = 6;
-  // Replay each block's denoising forwards from a CUDA graph once the policy allows it (Note
-  // [Denoise graph] in denoise_graph.h); CUDA devices only. Off: every forward runs eagerly.
+  // Replay each block from a CUDA graph once the policy allows it (Note [Block graph] in
+  // block_graph.h); CUDA devices only. Off: every forward runs eagerly.
   bool cuda_graphs = true;
 };
 
@@ -61,7 +61,7 @@ struct SessionStats {
   int64_t context_blocks = 0;  // blocks a policy switch would commit again (first block included)
   double switch_ms = 0.0;      // the last switch_policy / context re-commit
   int64_t graph_recordings = 0;       // denoise graphs recorded by the current policy's sampler
-  int64_t graph_replayed_blocks = 0;  // ... and blocks it replayed (Note [Denoise graph])
+  int64_t graph_replayed_blocks = 0;  // ... and blocks it replayed (Note [Block graph])
   attention::PolicyStats policy;
 };
 

@@ -103,7 +103,7 @@ TEST(ModelGpu, SessionStepsOnCuda) {
   EXPECT_GT(session->stats().policy.total_tokens(), 0);
 }
 
-// Note [Denoise graph]: a rollout whose denoising forwards are replayed from a CUDA graph shows
+// Note [Block graph]: a rollout whose denoising forwards are replayed from a CUDA graph shows
 // exactly the frames of the same rollout run eagerly, through a live settings change (a new key,
 // so a second recording) in the middle.
 TEST(ModelGpu, GraphReplayShowsTheEagerFrames) {

@@ -1,5 +1,5 @@
-// See denoise_graph.h and Note [Denoise graph]. Without WORLDCAST_HAS_CUDA nothing is available.
-#include "engine/rollout/denoise_graph.h"
+// See block_graph.h and Note [Block graph]. Without WORLDCAST_HAS_CUDA nothing is available.
+#include "engine/rollout/block_graph.h"
 
 #include "engine/core/error.h"
 
@@ -13,16 +13,17 @@
 namespace wc::rollout {
 
 #ifdef WORLDCAST_HAS_CUDA
-struct DenoiseGraph::Recording {
+struct BlockGraph::Recording {
   at::cuda::CUDAGraph graph;
   at::Tensor output;
 };
 
-bool DenoiseGraph::available(const at::Device& device) {
+bool BlockGraph::available(const at::Device& device) {
   return device.is_cuda();
 }
 
-void DenoiseGraph::record(uint64_t key, const std::function<at::Tensor()>& pass) {
+void BlockGraph::record(uint64_t key, const std::function<at::Tensor()>& warmup,
+                          const std::function<at::Tensor()>& pass) {
   recording_.reset();  // the old graph and its memory pool go first
   auto recording = std::make_unique<Recording>();
   const at::cuda::CUDAStream current = at::cuda::getCurrentCUDAStream();
@@ -34,7 +35,7 @@ void DenoiseGraph::record(uint64_t key, const std::function<at::Tensor()>& pass)
   inputs_ready.block(capture);
   {
     const c10::cuda::CUDAStreamGuard guard(capture);
-    pass();  // unrecorded warm-up: see Note [Denoise graph]
+    warmup();  // unrecorded: see Note [Block graph]
     // Thread-local mode: the render thread's own CUDA calls may go on during the capture.
     recording->graph.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
     recording->output = pass();
@@ -47,31 +48,32 @@ void DenoiseGraph::record(uint64_t key, const std::function<at::Tensor()>& pass)
   key_ = key;
 }
 
-at::Tensor DenoiseGraph::replay() {
+at::Tensor BlockGraph::replay() {
   if (!recording_) throw Error("denoise graph", "replay before record (internal error)");
   recording_->graph.replay();
   return recording_->output;
 }
 #else
-struct DenoiseGraph::Recording {};
+struct BlockGraph::Recording {};
 
-bool DenoiseGraph::available(const at::Device&) {
+bool BlockGraph::available(const at::Device&) {
   return false;
 }
 
-void DenoiseGraph::record(uint64_t, const std::function<at::Tensor()>&) {
+void BlockGraph::record(uint64_t, const std::function<at::Tensor()>&,
+                          const std::function<at::Tensor()>&) {
   throw Error("denoise graph", "this build has no CUDA graphs");
 }
 
-at::Tensor DenoiseGraph::replay() {
+at::Tensor BlockGraph::replay() {
   throw Error("denoise graph", "this build has no CUDA graphs");
 }
 #endif
 
-DenoiseGraph::DenoiseGraph() = default;
-DenoiseGraph::~DenoiseGraph() = default;
+BlockGraph::BlockGraph() = default;
+BlockGraph::~BlockGraph() = default;
 
-bool DenoiseGraph::recorded() const {
+bool BlockGraph::recorded() const {
   return recording_ != nullptr;
 }
 
