@@ -22,6 +22,16 @@ TEST(RolloutBench, FlatnessIsTheRatioOfMedians) {
   EXPECT_DOUBLE_EQ(frame_time_flatness(std::vector<double>(299, 1.0)), 0.0);
 }
 
+// A plateau in the middle passes the ratio at the end but not the worst over n.
+TEST(RolloutBench, WorstFlatnessSeesAPlateauTheEndRatioMisses) {
+  std::vector<double> frames(1000, 2.0);
+  for (size_t i = 400; i < 600; ++i) frames[i] = 3.0;
+  EXPECT_DOUBLE_EQ(frame_time_flatness(frames), 1.0);
+  EXPECT_DOUBLE_EQ(frame_time_flatness_worst(frames), 1.5);
+  EXPECT_DOUBLE_EQ(frame_time_flatness_worst(std::vector<double>(400, 2.0)), 1.0);
+  EXPECT_DOUBLE_EQ(frame_time_flatness_worst(std::vector<double>(299, 1.0)), 0.0);
+}
+
 TEST(RolloutBench, TinyCpuRolloutBoundsTempCacheAndStopsDense) {
   RolloutBenchOptions o;
   o.resolution = "6x4";

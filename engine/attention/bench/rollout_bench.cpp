@@ -267,6 +267,7 @@ RolloutPolicyResult run_policy(const PolicyRun& run, const RolloutBenchOptions& 
   const std::vector<double> frame_ms = frame_times(result.block_ms, o.frames_per_block);
   const size_t n = frame_ms.size();
   result.flatness = frame_time_flatness(frame_ms);
+  result.flatness_worst = frame_time_flatness_worst(frame_ms);
   if (n >= 200) result.ms_per_frame_first = median_of(frame_ms, 100, 200);
   if (n >= 100) result.ms_per_frame_last = median_of(frame_ms, n - 100, n);
   // The time slope skips the first 100 frames (as flatness does): the first blocks carry one-time
@@ -300,6 +301,18 @@ double frame_time_flatness(const std::vector<double>& frame_ms) {
   return first > 0 ? median_of(frame_ms, n - 100, n) / first : 0.0;
 }
 
+double frame_time_flatness_worst(const std::vector<double>& frame_ms) {
+  const size_t n = frame_ms.size();
+  if (n < 300) return 0.0;
+  const double first = median_of(frame_ms, 100, 200);
+  if (first <= 0) return 0.0;
+  double worst = 0.0;
+  for (size_t end = 300; end <= n; ++end) {
+    worst = std::max(worst, median_of(frame_ms, end - 100, end) / first);
+  }
+  return worst;
+}
+
 RolloutBenchReport run_rollout_bench(const RolloutBenchOptions& options) {
   validate(options);
   RolloutBenchReport report;
@@ -319,17 +332,17 @@ std::string RolloutBenchReport::table() const {
       << " tokens/frame), " << options.num_heads << " heads x " << options.head_dim << ", "
       << options.num_layers << " layer(s), " << options.steps << " call(s)/block, "
       << options.frames_per_block << " frames/block, " << device_name << "\n";
-  out << "policy        blocks  ms/frame[100,200)  ms/frame[n-100,n)  flatness  ms/1000f  "
+  out << "policy        blocks  ms/frame[100,200)  ms/frame[n-100,n)  flatness  worst  ms/1000f  "
          "cache MiB  B/frame     peak MiB  merges      evictions   group\n";
   for (const RolloutPolicyResult& r : results) {
     const double cache =
         r.samples.empty() ? 0.0 : static_cast<double>(r.samples.back().cache_bytes);
     char line[512];
     std::snprintf(line, sizeof(line),
-                  "%-13s %6zu  %17.3f  %17.3f  %8.3f  %8.3f  %9.1f  %10.0f  %8.1f  %10lld  %10lld  "
-                  "%5.2f\n",
+                  "%-13s %6zu  %17.3f  %17.3f  %8.3f  %5.2f  %8.3f  %9.1f  %10.0f  %8.1f  %10lld  "
+                  "%10lld  %5.2f\n",
                   r.label.c_str(), r.block_ms.size(), r.ms_per_frame_first, r.ms_per_frame_last,
-                  r.flatness, r.slope_ms_per_1000_frames, cache / (1 << 20), r.bytes_per_frame,
+                  r.flatness, r.flatness_worst, r.slope_ms_per_1000_frames, cache / (1 << 20), r.bytes_per_frame,
                   static_cast<double>(r.peak_device_bytes) / (1 << 20),
                   static_cast<long long>(r.merges), static_cast<long long>(r.evictions),
                   r.mean_group_size);
@@ -346,8 +359,9 @@ std::string RolloutBenchReport::table() const {
     }
     if (r.stopped_early) out << "  (" << r.label << " stopped early: " << r.stop_reason << ")\n";
   }
-  out << "flatness = median frame time over frames [n-100, n) / over [100, 200) (0: fewer than "
-         "300 frames); ms/1000f and B/frame are least-squares slopes\n";
+  out << "flatness = median frame time over frames [n-100, n) / over [100, 200) at the last n, "
+         "worst = its largest value over every n >= 300 (0: fewer than 300 frames); ms/1000f and "
+         "B/frame are least-squares slopes\n";
   return out.str();
 }
 

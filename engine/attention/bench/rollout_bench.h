@@ -72,6 +72,7 @@ struct RolloutPolicyResult {
   std::string stop_reason;
   int64_t peak_device_bytes = 0;    // CUDA caching allocator peak during this run (0 on CPU)
   double flatness = 0.0;            // median frame time [n−100, n) / [100, 200); 0 if n < 300
+  double flatness_worst = 0.0;      // the worst of that ratio over n (frame_time_flatness_worst)
   double ms_per_frame_first = 0.0;  // median frame time over [100, 200)
   double ms_per_frame_last = 0.0;   // median over [n−100, n)
   double slope_ms_per_1000_frames = 0.0;  // least squares of frame time on frame index
@@ -106,5 +107,9 @@ RolloutBenchReport run_rollout_bench(const RolloutBenchOptions& options);
 
 // Frame-time flatness from per-frame times: median over [n−100, n) / median over [100, 200).
 double frame_time_flatness(const std::vector<double>& frame_ms);
+// The worst of that ratio over every n from 300 to the end (DESIGN.md §13 reads "for n up to
+// 10 000+"): a rollout whose time steps up for a while and back down passes the ratio at its end
+// but not this one. 0 for fewer than 300 frames.
+double frame_time_flatness_worst(const std::vector<double>& frame_ms);
 
 }  // namespace wc::attention

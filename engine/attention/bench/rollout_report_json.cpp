@@ -79,6 +79,8 @@ RolloutPolicyResult read_result(const nlohmann::json& json, const std::string& f
   p.stop_reason = r.string("stop_reason");
   p.peak_device_bytes = read_int64(r, "peak_device_bytes", 0);
   p.flatness = r.number("frame_time_flatness", 0.0, kHuge);
+  // Derived from block_ms (from_json recomputes it; reports older than the field lack it).
+  if (r.has("frame_time_flatness_worst")) r.number("frame_time_flatness_worst", 0.0, kHuge);
   p.ms_per_frame_first = r.number("ms_per_frame_100_200", 0.0, kHuge);
   p.ms_per_frame_last = r.number("ms_per_frame_last_100", 0.0, kHuge);
   p.slope_ms_per_1000_frames = r.number("slope_ms_per_1000_frames", -kHuge, kHuge);
@@ -145,6 +147,7 @@ nlohmann::json RolloutBenchReport::to_json() const {
                                {"samples", samples},
                                {"peak_device_bytes", r.peak_device_bytes},
                                {"frame_time_flatness", r.flatness},
+                               {"frame_time_flatness_worst", r.flatness_worst},
                                {"ms_per_frame_100_200", r.ms_per_frame_first},
                                {"ms_per_frame_last_100", r.ms_per_frame_last},
                                {"slope_ms_per_1000_frames", r.slope_ms_per_1000_frames},
@@ -190,6 +193,11 @@ RolloutBenchReport RolloutBenchReport::from_json(const nlohmann::json& json,
     if (static_cast<int64_t>(result.block_ms.size()) > o.blocks) {
       r.fail(path + ".block_ms", "more blocks than the run's " + std::to_string(o.blocks));
     }
+    std::vector<double> frame_ms;
+    for (double ms : result.block_ms) {
+      frame_ms.insert(frame_ms.end(), o.frames_per_block, ms / o.frames_per_block);
+    }
+    result.flatness_worst = frame_time_flatness_worst(frame_ms);
     o.policies.push_back(result.label);
     report.results.push_back(std::move(result));
   }
