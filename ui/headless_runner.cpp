@@ -24,13 +24,10 @@ std::string frame_file_name(int index) {
   return name;
 }
 
-// DESIGN.md §13 frame-time flatness of the source's step times: median over the last 100
-// frames / median over frames [100, 200); null for runs shorter than 300 frames.
-nlohmann::json produce_flatness(const std::vector<double>& ms) {
-  if (ms.size() < 300) return nullptr;
-  const auto early = median(std::vector<double>(ms.begin() + 100, ms.begin() + 200));
-  const auto late = median(std::vector<double>(ms.end() - 100, ms.end()));
-  return early > 0.0 ? nlohmann::json(late / early) : nlohmann::json(nullptr);
+// DESIGN.md §13 flatness of the source's step times (engine/core/timing.h); null for runs shorter
+// than 300 frames.
+nlohmann::json flatness_or_null(double flatness) {
+  return flatness > 0.0 ? nlohmann::json(flatness) : nlohmann::json(nullptr);
 }
 
 // The timings of the frames so far.
@@ -42,7 +39,8 @@ nlohmann::json summarize(const std::vector<double>& render_ms, const std::vector
           {"total_ms_p50", percentile(total_ms, 50.0)},
           {"produce_ms_p50", percentile(produce_ms, 50.0)},
           {"produce_ms_p99", percentile(produce_ms, 99.0)},
-          {"produce_ms_flatness", produce_flatness(produce_ms)}};
+          {"produce_ms_flatness", flatness_or_null(frame_time_flatness(produce_ms))},
+          {"produce_ms_flatness_worst", flatness_or_null(frame_time_flatness_worst(produce_ms))}};
 }
 
 }  // namespace

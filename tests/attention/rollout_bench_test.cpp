@@ -11,6 +11,7 @@
 
 #include "engine/attention/bench/rollout_bench.h"
 #include "engine/core/error.h"
+#include "engine/core/timing.h"
 
 namespace wc::attention {
 namespace {

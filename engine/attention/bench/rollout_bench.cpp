@@ -147,11 +147,6 @@ std::vector<double> frame_times(const std::vector<double>& block_ms, int frames_
   return frames;
 }
 
-double median_of(const std::vector<double>& v, size_t begin, size_t end) {
-  return median(std::vector<double>(v.begin() + static_cast<int64_t>(begin),
-                                    v.begin() + static_cast<int64_t>(end)));
-}
-
 void validate(const RolloutBenchOptions& o) {
   if (o.blocks < 1) throw Error(kWhere, "--blocks must be at least 1");
   if (o.every < 1) throw Error(kWhere, "--every must be at least 1");
@@ -293,25 +288,6 @@ RolloutPolicyResult run_policy(const PolicyRun& run, const RolloutBenchOptions& 
 }
 
 }  // namespace
-
-double frame_time_flatness(const std::vector<double>& frame_ms) {
-  const size_t n = frame_ms.size();
-  if (n < 300) return 0.0;
-  const double first = median_of(frame_ms, 100, 200);
-  return first > 0 ? median_of(frame_ms, n - 100, n) / first : 0.0;
-}
-
-double frame_time_flatness_worst(const std::vector<double>& frame_ms) {
-  const size_t n = frame_ms.size();
-  if (n < 300) return 0.0;
-  const double first = median_of(frame_ms, 100, 200);
-  if (first <= 0) return 0.0;
-  double worst = 0.0;
-  for (size_t end = 300; end <= n; ++end) {
-    worst = std::max(worst, median_of(frame_ms, end - 100, end) / first);
-  }
-  return worst;
-}
 
 RolloutBenchReport run_rollout_bench(const RolloutBenchOptions& options) {
   validate(options);

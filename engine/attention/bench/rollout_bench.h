@@ -105,11 +105,6 @@ RolloutBenchReport load_rollout_report(const std::string& path);
 
 RolloutBenchReport run_rollout_bench(const RolloutBenchOptions& options);
 
-// Frame-time flatness from per-frame times: median over [n−100, n) / median over [100, 200).
-double frame_time_flatness(const std::vector<double>& frame_ms);
-// The worst of that ratio over every n from 300 to the end (DESIGN.md §13 reads "for n up to
-// 10 000+"): a rollout whose time steps up for a while and back down passes the ratio at its end
-// but not this one. 0 for fewer than 300 frames.
-double frame_time_flatness_worst(const std::vector<double>& frame_ms);
+// Frame-time flatness: frame_time_flatness and frame_time_flatness_worst in engine/core/timing.h.
 
 }  // namespace wc::attention

@@ -8,6 +8,7 @@
 #include "engine/attention/bench/rollout_bench.h"
 #include "engine/core/error.h"
 #include "engine/core/json_object_reader.h"
+#include "engine/core/timing.h"
 
 namespace wc::attention {
 namespace {
