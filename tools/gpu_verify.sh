@@ -3,8 +3,9 @@
 # every CUDA test, the presentation bench, the bundled model's speed and the 720P model bench.
 # Each step has its own time limit so a slow or failing step still leaves the others' results.
 # Usage (device tool, carry .gpu-deps and a snapshot in .snap): bash tools/gpu_verify.sh .snap
-# WITH_FLATNESS=1 adds the 10 000-frame play run (about 6 minutes); WITH_MODEL_BENCH=0 drops the
-# 720P whole-DiT bench.
+# WITH_FLATNESS=1 adds the 10 000-frame play run (about 2 minutes with CUDA graphs); WITH_MODEL_BENCH=0
+# drops the 720P whole-DiT bench. The device tool brings back at most 8 files from $OUT: keep the
+# logs you need in summary.txt.
 set -u
 ROOT=$(pwd)
 source "$ROOT/tools/device_env.sh"
@@ -30,8 +31,12 @@ for t in gpu_tests model_gpu_tests present_gpu_tests plugin_gpu_tests plugin_vul
   tail -3 "$OUT/$t.log" >> "$OUT/summary.txt" 2>/dev/null
 done
 step bench_present 40 $W bench present --res 128x128,1280x720 --frames 300 --json "$OUT/present.json"
-step eval_speed 110 $W eval --weights assets/models/game-small --device cuda --metrics speed \
-  --seeds 1 --speed-frames 500 --json "$OUT/eval_speed.json"
+# The bundled model's speed with whole-block CUDA graphs (the default) and without, same machine.
+for graphs in on off; do
+  step eval_speed_$graphs 90 $W eval --weights assets/models/game-small --device cuda \
+    --metrics speed --seeds 1 --speed-frames 400 --policies headcast --cuda-graphs $graphs \
+    --json "$OUT/eval_speed_$graphs.json"
+done
 if [ "${WITH_FLATNESS:-0}" = 1 ]; then
   # Issue 7's number: 10 000 played frames with the default policy and random-walk keys; the
   # summary is rewritten every 1000 frames, so a run cut by the device budget keeps its numbers.
@@ -42,7 +47,7 @@ while n < 10000:
     k = min(r.randint(1, 20), 10000 - n); n += k
     lines.append(f'{r.choice([\"up\", \"down\", \"left\", \"right\", \"none\"])} {k}')
 open('/tmp/random_walk.actions', 'w').write('\\n'.join(lines) + '\\n')"
-  step flatness 420 $W play --headless --device cuda --frame-path cuda --frames 10000 \
+  step flatness 300 $W play --headless --device cuda --frame-path cuda --frames 10000 \
     --actions /tmp/random_walk.actions --png-every 0 --summary-every 1000 --out "$OUT/flatness"
   cat "$OUT/flatness/summary.json" >> "$OUT/summary.txt"
 fi
