@@ -132,6 +132,8 @@ PolicyRunStats SessionControl::run_stats() const {
   run.blocks = stats.blocks;
   run.context_blocks = stats.context_blocks;
   run.switch_ms = stats.switch_ms;
+  run.graph_replayed_blocks = stats.graph_replayed_blocks;
+  run.graph_recordings = stats.graph_recordings;
   run.policy = stats.policy;
   return run;
 }

@@ -167,6 +167,12 @@ void draw_inspect_window(const PanelView& view, const LiveStats* stats, const Pa
                 policy.classified ? "cast" : "not cast yet",
                 static_cast<long long>(policy.blocks_committed),
                 static_cast<long long>(stats->run.context_blocks));
+    if (stats->run.graph_recordings > 0) {
+      // Researchers should see when blocks stop running eagerly (and when a change re-records).
+      ImGui::TextDisabled("CUDA graph: %lld blocks replayed, %lld recordings",
+                          static_cast<long long>(stats->run.graph_replayed_blocks),
+                          static_cast<long long>(stats->run.graph_recordings));
+    }
     draw_heads_and_cache(*stats, model);
   }
   ImGui::End();

@@ -30,6 +30,9 @@ struct PolicyRunStats {
   int64_t blocks = 0;      // blocks generated since reset
   int64_t context_blocks = 0;
   double switch_ms = 0.0;  // the last policy switch's re-commit
+  // Note [Block graph]: blocks of the current policy replayed from a CUDA graph, and recordings.
+  int64_t graph_replayed_blocks = 0;
+  int64_t graph_recordings = 0;
   attention::PolicyStats policy;
 };
 
