@@ -206,14 +206,8 @@ void WindowStore::commit(const at::Tensor& k, const at::Tensor& v, int64_t first
     if (window_.window > 0) throw Error("window store", "window overflow (internal error)");
     grow(capacity_ * 2);
   }
-  const at::Tensor slot_index = long_tensor(slots, shape_.options.device());
-  for (size_t g = 0; g < k_.size(); ++g) {
-    const CellGroup& group = cells_.groups()[g];
-    slot_view(k_[g], g).index_copy_(4, slot_index,
-                                    selection_.gather(cells_.cell_view(k, frames, group)));
-    slot_view(v_[g], g).index_copy_(4, slot_index,
-                                    selection_.gather(cells_.cell_view(v, frames, group)));
-  }
+  slot_index_.copy_(at::tensor(slots, at::TensorOptions().dtype(at::kLong)));
+  commit_device(k, v);
   if (next_free < free_slots.size()) {
     // More frames left the window than arrived (it shrank): rebuild compactly. Rare (settings).
     std::vector<int> all(selection_.size());

@@ -49,7 +49,7 @@ void BlockGraph::record(uint64_t key, const std::function<at::Tensor()>& warmup,
 }
 
 at::Tensor BlockGraph::replay() {
-  if (!recording_) throw Error("denoise graph", "replay before record (internal error)");
+  if (!recording_) throw Error("block graph", "replay before record (internal error)");
   recording_->graph.replay();
   return recording_->output;
 }
@@ -62,11 +62,11 @@ bool BlockGraph::available(const at::Device&) {
 
 void BlockGraph::record(uint64_t, const std::function<at::Tensor()>&,
                           const std::function<at::Tensor()>&) {
-  throw Error("denoise graph", "this build has no CUDA graphs");
+  throw Error("block graph", "this build has no CUDA graphs");
 }
 
 at::Tensor BlockGraph::replay() {
-  throw Error("denoise graph", "this build has no CUDA graphs");
+  throw Error("block graph", "this build has no CUDA graphs");
 }
 #endif
 

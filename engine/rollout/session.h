@@ -60,7 +60,7 @@ struct SessionStats {
   double mean_decode_ms = 0.0;
   int64_t context_blocks = 0;  // blocks a policy switch would commit again (first block included)
   double switch_ms = 0.0;      // the last switch_policy / context re-commit
-  int64_t graph_recordings = 0;       // denoise graphs recorded by the current policy's sampler
+  int64_t graph_recordings = 0;       // block graphs recorded by the current policy's sampler
   int64_t graph_replayed_blocks = 0;  // ... and blocks it replayed (Note [Block graph])
   attention::PolicyStats policy;
 };
