@@ -132,12 +132,18 @@ void WindowStore::grow(int64_t capacity) {
   }
 }
 
+std::vector<int64_t> WindowStore::leaving_slots(int64_t first_frame) const {
+  const int64_t committed = first_frame + shape_.geometry.frames;
+  std::vector<int64_t> slots;
+  for (size_t s = 0; s < slot_frames_.size(); ++s) {
+    if (!window_.keeps(slot_frames_[s], committed)) slots.push_back(static_cast<int64_t>(s));
+  }
+  return slots;
+}
+
 bool WindowStore::commit_keeps_layout(int64_t first_frame) const {
-  const int64_t frames = shape_.geometry.frames;
-  if (window_.window <= 0 || held_frames() != capacity_) return false;
-  int64_t leaving = 0;
-  for (int64_t frame : slot_frames_) leaving += !window_.keeps(frame, first_frame + frames);
-  return leaving == frames;
+  return window_.window > 0 && held_frames() == capacity_ &&
+         static_cast<int64_t>(leaving_slots(first_frame).size()) == shape_.geometry.frames;
 }
 
 std::vector<int64_t> WindowStore::frames_after_commit(int64_t first_frame) const {
@@ -153,16 +159,14 @@ std::vector<int64_t> WindowStore::frames_after_commit(int64_t first_frame) const
 
 void WindowStore::commit_host(int64_t first_frame) {
   if (!commit_keeps_layout(first_frame)) {
-    throw Error("window store", "commit_host for a commit that changes the layout (internal error)");
+    throw Error("window store",
+                "commit_host for a commit that changes the layout (internal error)");
   }
-  const int64_t frames = shape_.geometry.frames;
-  std::vector<int64_t> slots;
-  for (size_t s = 0; s < slot_frames_.size() && static_cast<int64_t>(slots.size()) < frames; ++s) {
-    if (!window_.keeps(slot_frames_[s], first_frame + frames)) {
-      slots.push_back(static_cast<int64_t>(s));
-    }
+  // Exactly one block's frames leave: the block takes their slots, in slot order.
+  const std::vector<int64_t> slots = leaving_slots(first_frame);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    slot_frames_[static_cast<size_t>(slots[i])] = first_frame + static_cast<int64_t>(i);
   }
-  for (int64_t i = 0; i < frames; ++i) slot_frames_[static_cast<size_t>(slots[i])] = first_frame + i;
   slot_index_.copy_(at::tensor(slots, at::TensorOptions().dtype(at::kLong)));
 }
 
@@ -185,10 +189,7 @@ void WindowStore::commit(const at::Tensor& k, const at::Tensor& v, int64_t first
   }
   const int frames = shape_.geometry.frames;
   const int64_t committed = first_frame + frames;
-  std::vector<int64_t> free_slots;
-  for (size_t s = 0; s < slot_frames_.size(); ++s) {
-    if (!window_.keeps(slot_frames_[s], committed)) free_slots.push_back(static_cast<int64_t>(s));
-  }
+  const std::vector<int64_t> free_slots = leaving_slots(first_frame);
   std::vector<int64_t> slots;
   size_t next_free = 0;
   for (int i = 0; i < frames; ++i) {

@@ -100,6 +100,9 @@ class WindowStore {
 
  private:
   at::Tensor slot_view(const at::Tensor& store, size_t group) const;
+  // The slots, ascending, of the frames the window no longer keeps once the block starting at
+  // `first_frame` is committed.
+  std::vector<int64_t> leaving_slots(int64_t first_frame) const;
   void grow(int64_t capacity);
 
   StoreShape shape_;

@@ -33,7 +33,9 @@ inline double percentile(std::vector<double> values, double q) {
   return values[lo] + (values[hi] - values[lo]) * frac;
 }
 
-inline double median(std::vector<double> values) { return percentile(std::move(values), 50.0); }
+inline double median(std::vector<double> values) {
+  return percentile(std::move(values), 50.0);
+}
 
 // The median of values[begin, end).
 inline double median_of(const std::vector<double>& values, size_t begin, size_t end) {

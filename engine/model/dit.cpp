@@ -60,8 +60,8 @@ DiTBlockImpl::DiTBlockImpl(const ModelConfig& config) : eps_(config.norm_eps) {
   mlp = register_module("mlp", Mlp(d, config.mlp));
 }
 
-at::Tensor DiTBlockImpl::forward(const at::Tensor& x, const at::Tensor& cond, const RopeRotation& rope,
-                                 int layer, const AttendFn& attend) {
+at::Tensor DiTBlockImpl::forward(const at::Tensor& x, const at::Tensor& cond,
+                                 const RopeRotation& rope, int layer, const AttendFn& attend) {
   // Wan's order of the six vectors: shift, scale, gate (attention), shift, scale, gate (MLP).
   const at::Tensor mod = cond + modulation.unsqueeze(0);  // [B, F, 6, D]
   const auto part = [&](int i) { return mod.select(2, i); };
@@ -126,9 +126,10 @@ at::Tensor CausalDiTImpl::forward(const FrameBatch& batch, const AttendFn& atten
     explicit_rope = rope_rotation(rope_table_at(batch.positions, gh, gw, c.head_dim, c.rope_theta),
                                   x.device(), x.scalar_type());
   }
-  const RopeRotation& rope = batch.rope != nullptr         ? *batch.rope
-                            : batch.positions.defined() ? explicit_rope
-                                                        : rope_for(batch.frame_start, frames_count, gh, gw, x);
+  const RopeRotation& rope = batch.rope != nullptr ? *batch.rope
+                             : batch.positions.defined()
+                                 ? explicit_rope
+                                 : rope_for(batch.frame_start, frames_count, gh, gw, x);
   int layer = 0;
   for (const auto& module : *blocks) {
     x = module->as<DiTBlockImpl>()->forward(x, cond, rope, layer++, attend);
@@ -138,7 +139,7 @@ at::Tensor CausalDiTImpl::forward(const FrameBatch& batch, const AttendFn& atten
 }
 
 const RopeRotation& CausalDiTImpl::rope_for(int64_t frame_start, int frames, int grid_h, int grid_w,
-                                         const at::Tensor& like) {
+                                            const at::Tensor& like) {
   const std::array<int64_t, 4> key{frame_start, frames, grid_h, grid_w};
   if (key != rope_key_ || !rope_cache_.cos.defined() || rope_cache_.cos.device() != like.device() ||
       rope_cache_.cos.scalar_type() != like.scalar_type()) {
@@ -166,7 +167,8 @@ at::Tensor CausalDiTImpl::forward_train(const FrameBatch& batch) {
   const int frames_count = static_cast<int>(batch.frames.size(1));
   const int tokens_per_frame =
       static_cast<int>((batch.frames.size(3) / c.patch_h) * (batch.frames.size(4) / c.patch_w));
-  return forward_masked(batch, block_causal_mask(frames_count, tokens_per_frame, c.frames_per_block));
+  return forward_masked(batch,
+                        block_causal_mask(frames_count, tokens_per_frame, c.frames_per_block));
 }
 
 at::Tensor CausalDiTImpl::forward_masked(const FrameBatch& batch, const at::Tensor& mask) {

@@ -162,7 +162,6 @@ class CausalDiTImpl : public torch::nn::Module {
                                const at::Tensor& like);
 
  private:
-
   ModelConfig config_;
   RopeRotation rope_cache_;
   std::array<int64_t, 4> rope_key_{-1, -1, -1, -1};

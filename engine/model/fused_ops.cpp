@@ -19,10 +19,14 @@ namespace {
 #ifdef WORLDCAST_HAS_CUDA
 cuda::ElementType element_type(const at::Tensor& x) {
   switch (x.scalar_type()) {
-    case at::kFloat: return cuda::ElementType::kFloat32;
-    case at::kBFloat16: return cuda::ElementType::kBFloat16;
-    case at::kHalf: return cuda::ElementType::kFloat16;
-    default: TORCH_CHECK(false, "fused kernels: unsupported dtype ", x.scalar_type());
+    case at::kFloat:
+      return cuda::ElementType::kFloat32;
+    case at::kBFloat16:
+      return cuda::ElementType::kBFloat16;
+    case at::kHalf:
+      return cuda::ElementType::kFloat16;
+    default:
+      TORCH_CHECK(false, "fused kernels: unsupported dtype ", x.scalar_type());
   }
   return cuda::ElementType::kFloat32;
 }
@@ -53,12 +57,13 @@ bool fused_kernels_apply(const at::Tensor& x) {
 at::Tensor fused_layer_norm_modulate(const at::Tensor& x, const at::Tensor& shift,
                                      const at::Tensor& scale, double eps) {
 #ifdef WORLDCAST_HAS_CUDA
-  TORCH_CHECK(fused_kernels_apply(x), "fused_layer_norm_modulate: needs a CUDA tensor, no autograd");
+  TORCH_CHECK(fused_kernels_apply(x),
+              "fused_layer_norm_modulate: needs a CUDA tensor, no autograd");
   TORCH_CHECK(x.dim() == 3 && shift.dim() == 3 && shift.sizes() == scale.sizes() &&
                   shift.size(0) == x.size(0) && shift.size(2) == x.size(2) &&
                   x.size(1) % shift.size(1) == 0,
-              "fused_layer_norm_modulate: x [B, F·N, D] and shift, scale [B, F, D], got ", x.sizes(),
-              " and ", shift.sizes());
+              "fused_layer_norm_modulate: x [B, F·N, D] and shift, scale [B, F, D], got ",
+              x.sizes(), " and ", shift.sizes());
   const c10::cuda::CUDAGuard guard(x.device());
   const at::Tensor input = x.contiguous();
   // One stride pair serves both: make them agree (they are views of one modulation tensor).
@@ -134,7 +139,8 @@ at::Tensor fused_qk_norm_rope(const at::Tensor& y, const at::Tensor& weight,
 #endif
 }
 
-at::Tensor fused_linear_gelu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+at::Tensor fused_linear_gelu(const at::Tensor& x, const at::Tensor& weight,
+                             const at::Tensor& bias) {
 #if defined(WORLDCAST_HAS_CUDA) && TORCH_VERSION_MAJOR >= 2
   TORCH_CHECK(fused_kernels_apply(x), "fused_linear_gelu: needs a CUDA tensor, no autograd");
   std::vector<int64_t> out_shape(x.sizes().begin(), x.sizes().end());
@@ -150,8 +156,8 @@ at::Tensor fused_linear_gelu(const at::Tensor& x, const at::Tensor& weight, cons
 #endif
 }
 
-at::Tensor layer_norm_modulate(const at::Tensor& x, const at::Tensor& shift, const at::Tensor& scale,
-                               double eps) {
+at::Tensor layer_norm_modulate(const at::Tensor& x, const at::Tensor& shift,
+                               const at::Tensor& scale, double eps) {
   if (fused_kernels_apply(x)) return fused_layer_norm_modulate(x, shift, scale, eps);
   return modulate(layer_norm(x, eps), shift, scale);
 }

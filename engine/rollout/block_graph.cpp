@@ -23,7 +23,7 @@ bool BlockGraph::available(const at::Device& device) {
 }
 
 void BlockGraph::record(uint64_t key, const std::function<at::Tensor()>& warmup,
-                          const std::function<at::Tensor()>& pass) {
+                        const std::function<at::Tensor()>& pass) {
   recording_.reset();  // the old graph and its memory pool go first
   auto recording = std::make_unique<Recording>();
   const at::cuda::CUDAStream current = at::cuda::getCurrentCUDAStream();
@@ -61,7 +61,7 @@ bool BlockGraph::available(const at::Device&) {
 }
 
 void BlockGraph::record(uint64_t, const std::function<at::Tensor()>&,
-                          const std::function<at::Tensor()>&) {
+                        const std::function<at::Tensor()>&) {
   throw Error("block graph", "this build has no CUDA graphs");
 }
 

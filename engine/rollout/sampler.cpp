@@ -45,6 +45,11 @@ attention::StepInfo BlockSampler::step_info(int64_t block_index, int step, doubl
   return info;
 }
 
+attention::StepInfo BlockSampler::clean_step(int64_t block_index) const {
+  return step_info(block_index, static_cast<int>(schedule_.size()), sampler_.context_noise,
+                   /*clean=*/true);
+}
+
 at::Tensor BlockSampler::denoise(const at::Tensor& noise, const at::Tensor& actions,
                                  int64_t block_index, int64_t frame_start) {
   torch::NoGradGuard no_grad;
@@ -64,9 +69,7 @@ at::Tensor BlockSampler::generate(const at::Tensor& noise, const at::Tensor& act
   if (graph_) {
     // Replay when this key was recorded; record when the key held for two blocks in a row (a
     // warm-up whose stores still grow changes it every block and is never recorded).
-    const attention::StepInfo clean = step_info(
-        block_index, static_cast<int>(schedule_.size()), sampler_.context_noise, /*clean=*/true);
-    const std::optional<uint64_t> key = policy_.block_replay_key(clean);
+    const std::optional<uint64_t> key = policy_.block_replay_key(clean_step(block_index));
     const bool replay = key && ((graph_->recorded() && graph_->key() == *key) || last_key_ == key);
     last_key_ = key;
     if (replay) return replay_block(*key, noise, actions, block_index, frame_start, context_eps);
@@ -94,17 +97,15 @@ at::Tensor BlockSampler::run_denoise(const at::Tensor& noise, const at::Tensor& 
   return x;
 }
 
-void BlockSampler::run_commit(const at::Tensor& x0, const at::Tensor& actions,
-                              int64_t block_index, int64_t frame_start,
-                              const at::Tensor& context_eps, const model::RopeRotation* rope,
-                              bool device_only) {
+void BlockSampler::run_commit(const at::Tensor& x0, const at::Tensor& actions, int64_t block_index,
+                              int64_t frame_start, const at::Tensor& context_eps,
+                              const model::RopeRotation* rope, bool device_only) {
   const double c = sampler_.context_noise;
   const at::Tensor input = c > 0.0 ? (1.0 - c) * x0 + c * context_eps : x0;
   const at::Tensor levels = at::full({1, x0.size(1)}, c, at::TensorOptions().device(x0.device()));
   model::FrameBatch batch{input, levels, actions, frame_start, at::Tensor()};
   batch.rope = rope;
-  attention::StepInfo step =
-      step_info(block_index, static_cast<int>(schedule_.size()), c, /*clean=*/true);
+  attention::StepInfo step = clean_step(block_index);
   step.commit_device_only = device_only;
   model_.forward_block(batch, policy_, step);
 }
@@ -112,8 +113,8 @@ void BlockSampler::run_commit(const at::Tensor& x0, const at::Tensor& actions,
 at::Tensor BlockSampler::replay_block(uint64_t key, const at::Tensor& noise,
                                       const at::Tensor& actions, int64_t block_index,
                                       int64_t frame_start, const at::Tensor& context_eps) {
-  const model::RopeRotation& rope = model_.rope_for(frame_start, geometry_.frames, geometry_.grid_h,
-                                                    geometry_.grid_w, noise);
+  const model::RopeRotation& rope =
+      model_.rope_for(frame_start, geometry_.frames, geometry_.grid_h, geometry_.grid_w, noise);
   const bool record = !graph_->recorded() || graph_->key() != key;
   if (record) {
     graph_noise_ = at::empty_like(noise);
@@ -127,8 +128,7 @@ at::Tensor BlockSampler::replay_block(uint64_t key, const at::Tensor& noise,
   graph_rope_.cos.copy_(rope.cos);
   graph_rope_.sin_signed.copy_(rope.sin_signed);
   // Note [Replayed commit]: the host half now; the recording holds the device half.
-  policy_.commit_host(step_info(block_index, static_cast<int>(schedule_.size()),
-                                sampler_.context_noise, /*clean=*/true));
+  policy_.commit_host(clean_step(block_index));
   if (record) {
     const auto denoise = [this, block_index, frame_start] {
       return run_denoise(graph_noise_, graph_actions_, block_index, frame_start, &graph_rope_);

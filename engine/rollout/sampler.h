@@ -66,6 +66,8 @@ class BlockSampler {
 
  private:
   attention::StepInfo step_info(int64_t block_index, int step, double t, bool clean) const;
+  // The committing clean pass of block `block_index` (at the context-noise level).
+  attention::StepInfo clean_step(int64_t block_index) const;
   // The k forwards, eagerly; `rope` overrides the model's rotation for frame_start.
   at::Tensor run_denoise(const at::Tensor& noise, const at::Tensor& actions, int64_t block_index,
                          int64_t frame_start, const model::RopeRotation* rope);

@@ -24,8 +24,8 @@ ModelShape replay_shape() {
 
 // Runs `blocks` blocks through an eager and a split-driven policy; returns how many blocks took
 // the split.
-int expect_split_matches_eager(const std::string& name, const nlohmann::json& settings,
-                               int blocks, uint64_t seed) {
+int expect_split_matches_eager(const std::string& name, const nlohmann::json& settings, int blocks,
+                               uint64_t seed) {
   const ModelShape shape = replay_shape();
   auto eager = create_policy(name, shape, settings);
   auto split = create_policy(name, shape, settings);
@@ -46,8 +46,8 @@ int expect_split_matches_eager(const std::string& name, const nlohmann::json& se
         const Qkv in = testing::random_qkv(shape, gen);
         const at::Tensor want = eager->attend(layer, in.q, in.k, in.v, info);
         const at::Tensor got = split->attend(layer, in.q, in.k, in.v, info);
-        EXPECT_TRUE(at::equal(got, want)) << name << " block " << block << " step " << step
-                                          << " layer " << layer;
+        EXPECT_TRUE(at::equal(got, want))
+            << name << " block " << block << " step " << step << " layer " << layer;
         if (info.clean_pass) {
           eager->commit(layer, in.k, in.v, info);
           StepInfo device_half = info;
@@ -75,8 +75,7 @@ TEST(ReplayedCommit, HeadCastSplitEqualsEager) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(testing::seed_trace(seed));
   // A forced cast (one head of each type) from the start; cells of 2x2 tokens.
-  const nlohmann::json settings = {
-      {"window", 8}, {"cell", 2}, {"cast", {{"mix", {1, 1, 1, 1}}}}};
+  const nlohmann::json settings = {{"window", 8}, {"cell", 2}, {"cast", {{"mix", {1, 1, 1, 1}}}}};
   EXPECT_GE(expect_split_matches_eager("headcast", settings, 12, seed), 8);
   // Cast online (classified after its warm-up): no split until the cast is decided.
   const nlohmann::json online = {{"window", 8}, {"cell", 2}, {"query_sample", 0}};

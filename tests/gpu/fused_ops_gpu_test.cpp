@@ -25,9 +25,12 @@ double scaled_max_error(const at::Tensor& got, const at::Tensor& expected) {
 // One rounding to the dtype costs up to half an ulp of the largest value; a few are allowed.
 double tolerance(at::ScalarType type) {
   switch (type) {
-    case at::kBFloat16: return 1.6e-2;
-    case at::kHalf: return 2e-3;
-    default: return 2e-6;
+    case at::kBFloat16:
+      return 1.6e-2;
+    case at::kHalf:
+      return 2e-3;
+    default:
+      return 2e-6;
   }
 }
 
@@ -52,8 +55,8 @@ TEST(FusedOpsGpu, LayerNormModulateMatchesComposition) {
       const at::Tensor expected = modulate(layer_norm(x, 1e-6), shift, scale);
       const auto opts = at::TensorOptions().device(at::kCUDA).dtype(type);
       const at::Tensor mod_d = mod.to(opts);
-      const at::Tensor got = fused_layer_norm_modulate(x.to(opts), mod_d.select(2, 3),
-                                                       mod_d.select(2, 4), 1e-6);
+      const at::Tensor got =
+          fused_layer_norm_modulate(x.to(opts), mod_d.select(2, 3), mod_d.select(2, 4), 1e-6);
       ASSERT_EQ(got.scalar_type(), type);
       ASSERT_EQ(got.sizes(), x.sizes());
       EXPECT_LT(scaled_max_error(got, expected), tolerance(type)) << dim << " " << type;
@@ -74,12 +77,11 @@ TEST(FusedOpsGpu, QkNormRopeMatchesComposition) {
         const at::Tensor weight = at::rand({dim}) + 0.5;
         // Shared tables start at frame 1 000 (large angles); batched ones give each clip its own.
         const RopeTable table =
-            batched ? rope_table_at(at::tensor({4.0, 9.0, 1000.0, 3.0}, at::kDouble).view({2, 2}), gh, gw,
-                                    w.head_dim, 10000.0)
+            batched ? rope_table_at(at::tensor({4.0, 9.0, 1000.0, 3.0}, at::kDouble).view({2, 2}),
+                                    gh, gw, w.head_dim, 10000.0)
                     : rope_table(1000, frames, gh, gw, w.head_dim, 10000.0);
-        const at::Tensor split = rms_norm(y, weight, 1e-6)
-                                     .view({b, tokens, w.heads, w.head_dim})
-                                     .transpose(1, 2);
+        const at::Tensor split =
+            rms_norm(y, weight, 1e-6).view({b, tokens, w.heads, w.head_dim}).transpose(1, 2);
         const at::Tensor expected = apply_rope(split, table);
         const auto opts = at::TensorOptions().device(at::kCUDA).dtype(type);
         const RopeRotation rotation = rope_rotation(table, at::kCUDA, type);
@@ -118,7 +120,8 @@ TEST(FusedOpsGpu, AutogradKeepsTheComposition) {
   REQUIRE_CUDA();
   const at::Tensor y = at::randn({1, 6, 128}, at::kCUDA).requires_grad_();
   const at::Tensor weight = at::ones({128}, at::kCUDA);
-  const RopeRotation rotation = rope_rotation(rope_table(0, 1, 2, 3, 64, 10000.0), at::kCUDA, at::kFloat);
+  const RopeRotation rotation =
+      rope_rotation(rope_table(0, 1, 2, 3, 64, 10000.0), at::kCUDA, at::kFloat);
   EXPECT_FALSE(fused_kernels_apply(y));
   // The dispatching form falls back to the differentiable composition while autograd records.
   const at::Tensor out = qk_norm_rope(y, weight, rotation, 2, 1e-6);
@@ -134,7 +137,8 @@ TEST(FusedOpsGpu, DispatchUsesTheKernelsOnCudaWithoutGrad) {
   c10::NoGradGuard no_grad;
   at::manual_seed(14);
   const at::Tensor x = at::randn({1, 2 * 10, 256}, at::kCUDA);
-  const at::Tensor shift = at::randn({1, 2, 256}, at::kCUDA), scale = at::randn({1, 2, 256}, at::kCUDA);
+  const at::Tensor shift = at::randn({1, 2, 256}, at::kCUDA),
+                   scale = at::randn({1, 2, 256}, at::kCUDA);
   EXPECT_TRUE(at::equal(layer_norm_modulate(x, shift, scale, 1e-6),
                         fused_layer_norm_modulate(x, shift, scale, 1e-6)));
 }

@@ -214,8 +214,8 @@ RolloutPolicyResult run_policy(const PolicyRun& run, const RolloutBenchOptions& 
       history_k.push_back(k.clone());
       history_v.push_back(v.clone());
       if ((block + 1) % o.error_every == 0) {
-        const at::Tensor truth = reference_attention(q, at::cat(history_k, 2), at::cat(history_v, 2))
-                                     .to(at::kDouble);
+        const at::Tensor truth =
+            reference_attention(q, at::cat(history_k, 2), at::cat(history_v, 2)).to(at::kDouble);
         const double error =
             ((clean_out.to(at::kDouble) - truth).norm() / truth.norm()).item<double>();
         result.output_error.emplace_back(block, error);
@@ -318,8 +318,8 @@ std::string RolloutBenchReport::table() const {
                   "%-13s %6zu  %17.3f  %17.3f  %8.3f  %5.2f  %8.3f  %9.1f  %10.0f  %8.1f  %10lld  "
                   "%10lld  %5.2f\n",
                   r.label.c_str(), r.block_ms.size(), r.ms_per_frame_first, r.ms_per_frame_last,
-                  r.flatness, r.flatness_worst, r.slope_ms_per_1000_frames, cache / (1 << 20), r.bytes_per_frame,
-                  static_cast<double>(r.peak_device_bytes) / (1 << 20),
+                  r.flatness, r.flatness_worst, r.slope_ms_per_1000_frames, cache / (1 << 20),
+                  r.bytes_per_frame, static_cast<double>(r.peak_device_bytes) / (1 << 20),
                   static_cast<long long>(r.merges), static_cast<long long>(r.evictions),
                   r.mean_group_size);
     out << line;

@@ -9,32 +9,44 @@
 namespace wc::model::cuda {
 namespace {
 
-__device__ __forceinline__ float to_float(float v) { return v; }
-__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_float(float v) {
+  return v;
+}
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+__device__ __forceinline__ float to_float(__half v) {
+  return __half2float(v);
+}
 
 template <typename T>
 __device__ __forceinline__ T from_float(float v);
 template <>
-__device__ __forceinline__ float from_float<float>(float v) { return v; }
+__device__ __forceinline__ float from_float<float>(float v) {
+  return v;
+}
 template <>
 __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
   return __float2bfloat16_rn(v);
 }
 template <>
-__device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+__device__ __forceinline__ __half from_float<__half>(float v) {
+  return __float2half_rn(v);
+}
 
 // Sum of one value per thread over the whole block (blockDim.x a multiple of 32, ≤ 1024).
 // `shared` holds 32 floats; the trailing barrier lets the caller reduce again with it.
 __device__ float block_sum(float value, float* shared) {
-  for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_xor_sync(0xffffffffu, value, offset);
+  for (int offset = 16; offset > 0; offset >>= 1)
+    value += __shfl_xor_sync(0xffffffffu, value, offset);
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
   if (lane == 0) shared[warp] = value;
   __syncthreads();
   if (warp == 0) {
     value = lane < static_cast<int>(blockDim.x >> 5) ? shared[lane] : 0.0f;
-    for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_xor_sync(0xffffffffu, value, offset);
+    for (int offset = 16; offset > 0; offset >>= 1)
+      value += __shfl_xor_sync(0xffffffffu, value, offset);
     if (lane == 0) shared[0] = value;
   }
   __syncthreads();
@@ -115,9 +127,15 @@ cudaError_t dispatch(const Params& p, int64_t rows, int64_t dim, cudaStream_t st
   const dim3 grid(static_cast<unsigned int>(rows));
   const dim3 block(threads_for(dim));
   switch (p.type) {
-    case ElementType::kFloat32: Launch<float>::run(grid, block, p, stream); break;
-    case ElementType::kBFloat16: Launch<__nv_bfloat16>::run(grid, block, p, stream); break;
-    case ElementType::kFloat16: Launch<__half>::run(grid, block, p, stream); break;
+    case ElementType::kFloat32:
+      Launch<float>::run(grid, block, p, stream);
+      break;
+    case ElementType::kBFloat16:
+      Launch<__nv_bfloat16>::run(grid, block, p, stream);
+      break;
+    case ElementType::kFloat16:
+      Launch<__half>::run(grid, block, p, stream);
+      break;
   }
   return cudaGetLastError();
 }
