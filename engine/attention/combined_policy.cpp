@@ -220,13 +220,19 @@ void CombinedPolicy::commit(int index, const at::Tensor& k, const at::Tensor& v,
                             const StepInfo& step) {
   check_attention_inputs("combined", shape_, index, k, k, v, step);
   Layer& layer = layers_[static_cast<size_t>(index)];
-  if (step.block_index != layer.blocks_committed) {
+  const bool device_only = step.commit_device_only;
+  if (device_only && !layer.taken_over) {
+    throw Error("combined", "device-only commit before take-over (internal error)");
+  }
+  if (!device_only && step.block_index != layer.blocks_committed) {
     throw Error("combined", "layer " + std::to_string(index) + ": commit of block " +
                                 std::to_string(step.block_index) + ", expected block " +
                                 std::to_string(layer.blocks_committed));
   }
-  layer.blocks_committed = step.block_index + 1;
-  blocks_committed_ = std::max(blocks_committed_, layer.blocks_committed);
+  if (!device_only) {
+    layer.blocks_committed = step.block_index + 1;
+    blocks_committed_ = std::max(blocks_committed_, layer.blocks_committed);
+  }
   if (!layer.taken_over) {
     inner_->commit(index, k, v, step);
     const auto& types = inner_->cast(index);
@@ -236,24 +242,90 @@ void CombinedPolicy::commit(int index, const at::Tensor& k, const at::Tensor& v,
     }
     return;
   }
-  const int frames = shape_.geometry.frames;
-  std::vector<int64_t> frame_indices;
-  for (int f = 0; f < frames; ++f) frame_indices.push_back(step.block_index * frames + f);
+  const std::vector<int64_t> frame_indices = frames_of_block(step.block_index);
   if (!layer.global.empty()) {
     const HeadSelection& sel = layer.global_heads;
-    layer.global[0].commit(sel.gather(k), sel.gather(v), frame_indices);
+    TempCacheStore& store = layer.global[0];
+    if (device_only) {
+      store.commit_device(sel.gather(k), sel.gather(v));
+    } else {
+      store.commit(sel.gather(k), sel.gather(v), frame_indices);
+    }
   }
   if (!layer.spatial.empty()) {
     const HeadSelection& sel = layer.spatial_heads;
     const CellGrid grid =
         CellGrid::make(shape_.geometry, cast_settings_.cell, cast_settings_.cell_mode);
     const at::Tensor ks = sel.gather(k), vs = sel.gather(v);
+    const int frames = shape_.geometry.frames;
     for (SpatialStore& entry : layer.spatial) {
-      entry.store.commit(cell_rows(ks, frames, grid, entry.group, false),
-                         cell_rows(vs, frames, grid, entry.group, false), frame_indices);
+      const at::Tensor kc = cell_rows(ks, frames, grid, entry.group, false);
+      const at::Tensor vc = cell_rows(vs, frames, grid, entry.group, false);
+      if (device_only) {
+        entry.store.commit_device(kc, vc);
+      } else {
+        entry.store.commit(kc, vc, frame_indices);
+      }
     }
   }
-  if (!layer.sink_dummy.empty()) layer.sink_dummy.commit(k, v, step.block_index);
+  if (!layer.sink_dummy.empty()) {
+    if (device_only) {
+      layer.sink_dummy.commit_device(k, v);
+    } else {
+      layer.sink_dummy.commit(k, v, step.block_index);
+    }
+  }
+}
+
+std::vector<int64_t> CombinedPolicy::frames_of_block(int64_t block) const {
+  const int frames = shape_.geometry.frames;
+  std::vector<int64_t> indices;
+  for (int f = 0; f < frames; ++f) indices.push_back(block * frames + f);
+  return indices;
+}
+
+std::optional<uint64_t> CombinedPolicy::attend_replay_key() const {
+  if (timer_ != nullptr || inner_) return std::nullopt;  // timed, or a layer not yet taken over
+  ReplayKey key;
+  key.add(static_cast<uint64_t>(cast_settings_.cell))
+      .add(static_cast<uint64_t>(cast_settings_.cell_mode));
+  for (const Layer& layer : layers_) {
+    layer.global_heads.add_to(key);
+    layer.spatial_heads.add_to(key);
+    for (const TempCacheStore& store : layer.global) store.add_to(key);
+    for (const SpatialStore& entry : layer.spatial) entry.store.add_to(key);
+    if (!layer.sink_dummy.empty()) layer.sink_dummy.add_to(key);
+  }
+  return key.value();
+}
+
+std::optional<uint64_t> CombinedPolicy::block_replay_key(const StepInfo& clean) const {
+  if (inner_) return std::nullopt;
+  for (const Layer& layer : layers_) {
+    if (layer.blocks_committed != clean.block_index) return std::nullopt;
+    for (const TempCacheStore& store : layer.global) {
+      if (!store.commit_keeps_layout()) return std::nullopt;
+    }
+    for (const SpatialStore& entry : layer.spatial) {
+      if (!entry.store.commit_keeps_layout()) return std::nullopt;
+    }
+    if (!layer.sink_dummy.empty() && !layer.sink_dummy.holds_block()) return std::nullopt;
+  }
+  return attend_replay_key();
+}
+
+void CombinedPolicy::commit_host(const StepInfo& clean) {
+  if (!block_replay_key(clean)) {
+    throw Error("combined", "commit_host for a commit that changes the stores (internal error)");
+  }
+  const std::vector<int64_t> frame_indices = frames_of_block(clean.block_index);
+  for (Layer& layer : layers_) {
+    for (TempCacheStore& store : layer.global) store.commit_host(frame_indices);
+    for (SpatialStore& entry : layer.spatial) entry.store.commit_host(frame_indices);
+    if (!layer.sink_dummy.empty()) layer.sink_dummy.commit_host(clean.block_index);
+    layer.blocks_committed = clean.block_index + 1;
+  }
+  blocks_committed_ = std::max(blocks_committed_, clean.block_index + 1);
 }
 
 PolicyStats CombinedPolicy::stats() const {

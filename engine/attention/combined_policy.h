@@ -39,6 +39,11 @@ class CombinedPolicy : public AttentionPolicy {
                     const StepInfo& step) override;
   void commit(int layer, const at::Tensor& k, const at::Tensor& v, const StepInfo& step) override;
   PolicyStats stats() const override;
+  // Replayable once every layer is taken over and its TempCache stores have reached their
+  // budget or window (Note [Replayed commit]).
+  std::optional<uint64_t> attend_replay_key() const override;
+  std::optional<uint64_t> block_replay_key(const StepInfo& clean) const override;
+  void commit_host(const StepInfo& clean) override;
   void reset() override;
   void configure(const nlohmann::json& settings) override;
   nlohmann::json settings() const override;
@@ -63,6 +68,7 @@ class CombinedPolicy : public AttentionPolicy {
   };
 
   void take_over(int index);
+  std::vector<int64_t> frames_of_block(int64_t block) const;
   void release_inner_when_done();
   int64_t row_budget(int64_t row_tokens) const;
   void apply(const nlohmann::json& json);

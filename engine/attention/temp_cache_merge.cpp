@@ -36,7 +36,14 @@ at::Tensor lowest_free_slots(const EntryTable& t, int64_t count, int64_t n, int6
 // Points `colocated` entries whose slot is in `gone` ([R, capacity]) at nothing.
 void forget_colocated(EntryTable& t, const at::Tensor& gone) {
   const at::Tensor slot = t.colocated.clamp_min(0);
-  t.colocated = t.colocated.masked_fill(gone.gather(1, slot), -1);
+  t.colocated.masked_fill_(gone.gather(1, slot), -1);
+}
+
+// Points each `colocated` entry at remap[slot] (remap: [R, capacity + 1]); -1 stays -1.
+void remap_colocated(EntryTable& t, const at::Tensor& remap) {
+  const at::Tensor seen = t.colocated.ge(0);
+  t.colocated.copy_(at::where(seen, remap.gather(1, t.colocated.clamp_min(0)),
+                              at::full({}, int64_t{-1}, t.seq.options())));
 }
 
 }  // namespace
@@ -46,7 +53,7 @@ at::Tensor inverse_norm(const at::Tensor& x) {
 }
 
 void apply_frame(EntryTable& t, const at::Tensor& k, const at::Tensor& v, const at::Tensor& codes,
-                 const at::Tensor& target, int64_t frame, int64_t seq_base, bool sink) {
+                 const at::Tensor& target, const at::Tensor& frame, bool sink) {
   const int64_t rows = k.size(0);
   const int64_t n = k.size(1);
   const int64_t d = t.head_dim;
@@ -74,14 +81,14 @@ void apply_frame(EntryTable& t, const at::Tensor& k, const at::Tensor& v, const 
   t.keys.narrow(2, 0, d).scatter_(1, d_index, k.to(t.keys.scalar_type()));
   t.values.narrow(2, 0, d).scatter_(1, d_index, v_new.to(t.values.scalar_type()));
   t.counts.scatter_(1, dest, n_new);
-  t.last_frame.scatter_(1, dest, frame);
-  t.seq.scatter_(1, dest, at::where(winner, t.seq.gather(1, goal), token + seq_base));
+  t.last_frame.scatter_(1, dest, frame.expand({rows, n}));
+  t.seq.scatter_(1, dest, at::where(winner, t.seq.gather(1, goal), token + frame * n));
   t.sink.scatter_(1, dest, t.sink.gather(1, goal).logical_and(winner).logical_or(
                                append.logical_and(at::full({}, sink, t.sink.options()))));
   t.valid.scatter_(1, dest, true);
   t.codes.scatter_(1, dest, codes);
   t.inv_norm.scatter_(1, dest, inverse_norm(k));
-  t.colocated = dest;
+  t.colocated.copy_(dest);
   t.merges.add_(winner.sum());
 }
 
@@ -92,7 +99,7 @@ void drop_entries(EntryTable& t, const at::Tensor& drop) {
   t.evictions.add_(drop.sum());
 }
 
-at::Tensor older_than(const EntryTable& t, int64_t oldest_frame) {
+at::Tensor older_than(const EntryTable& t, const at::Tensor& oldest_frame) {
   const int64_t cap = t.capacity;
   return t.valid.narrow(1, 0, cap)
       .logical_and(t.sink.narrow(1, 0, cap).logical_not())
@@ -161,9 +168,7 @@ void merge_closest_beyond_budget(EntryTable& t, int64_t budget) {
                              means.to(values.scalar_type()), values));
   t.counts.narrow(1, 0, cap).copy_(run_counts.narrow(1, 0, cap));
   t.valid.narrow(1, 0, cap).logical_and_(removed.logical_not());
-  const at::Tensor seen = t.colocated.ge(0);
-  t.colocated = at::where(seen, survivor.gather(1, t.colocated.clamp_min(0)),
-                          at::full({}, int64_t{-1}, long_options));
+  remap_colocated(t, survivor);
   t.merges.add_(removed.sum());
 }
 
@@ -190,9 +195,7 @@ void move_tail_entries(EntryTable& t, int64_t limit) {
   t.counts.narrow(1, limit, tail).fill_(0.0f);
   at::Tensor remap = at::arange(cap + 1, t.seq.options()).unsqueeze(0).repeat({rows, 1});
   remap.narrow(1, limit, tail).copy_(dest);
-  const at::Tensor seen = t.colocated.ge(0);
-  t.colocated = at::where(seen, remap.gather(1, t.colocated.clamp_min(0)),
-                          at::full({}, int64_t{-1}, t.seq.options()));
+  remap_colocated(t, remap);
 }
 
 }  // namespace wc::attention

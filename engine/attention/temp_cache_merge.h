@@ -27,6 +27,9 @@ namespace wc::attention {
 //  - Free slots keep stale keys and values; their logit bias is the pad value, so they get
 //    exactly zero weight (see Note [TempCache bias]).
 // Counters (merges, evictions) are device tensors read only by stats().
+//  - Every table tensor is updated in place, and the frame being committed is a device scalar, so
+//    the same kernels on the same buffers serve every block and a commit can be recorded once
+//    into a CUDA graph and replayed (Note [Replayed commit]).
 struct EntryTable {
   at::Tensor keys;        // [R, >= capacity, Dp] store dtype (views of the store's buffers)
   at::Tensor values;      // [R, >= capacity, Dp]
@@ -49,17 +52,18 @@ at::Tensor inverse_norm(const at::Tensor& x);
 
 // Merges each key whose `target` is an entry (one key per entry, the newest wins; the others are
 // appended) with n += 1, v̄ += (v − v̄)/n, representative = the new key; appends the rest to the
-// lowest free slots. k, v: [R, N, D]; codes: [R, N]; `seq_base` = frame · N. Needs N free slots
-// per row.
+// lowest free slots. k, v: [R, N, D]; codes: [R, N]; `frame`: the frame's index, an int64 scalar
+// on the device (new entries get seq = frame · N + token). Needs N free slots per row.
 void apply_frame(EntryTable& table, const at::Tensor& k, const at::Tensor& v,
-                 const at::Tensor& codes, const at::Tensor& target, int64_t frame, int64_t seq_base,
+                 const at::Tensor& codes, const at::Tensor& target, const at::Tensor& frame,
                  bool sink);
 
 // Frees the entries where `drop` ([R, capacity]) is true and counts them as evictions.
 void drop_entries(EntryTable& table, const at::Tensor& drop);
 
-// Entries whose representative is older than `oldest_frame`, sink entries excepted.
-at::Tensor older_than(const EntryTable& table, int64_t oldest_frame);
+// Entries whose representative is older than `oldest_frame` (an int64 scalar on the device), sink
+// entries excepted.
+at::Tensor older_than(const EntryTable& table, const at::Tensor& oldest_frame);
 
 // The oldest (by seq) non-sink entries beyond `budget` per row, as a drop mask [R, capacity].
 at::Tensor oldest_beyond_budget(const EntryTable& table, int64_t budget);

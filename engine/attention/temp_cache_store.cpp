@@ -4,6 +4,7 @@
 #include "engine/attention/temp_cache_store.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "engine/attention/biased_attention.h"
 #include "engine/attention/temp_cache_match.h"
@@ -35,6 +36,7 @@ TempCacheStore::TempCacheStore(int batch, int groups, int row_tokens, int frames
   table_.colocated = at::full({rows, row_tokens}, kNoEntry, long_options);
   table_.merges = at::zeros({}, long_options);
   table_.evictions = at::zeros({}, long_options);
+  frame_ = at::zeros({}, long_options);
   table_.head_dim = head_dim;
   limit_ = limit_for(settings, budget);
   const int64_t block = int64_t{frames_} * row_tokens_;
@@ -122,10 +124,14 @@ void TempCacheStore::commit(const at::Tensor& k, const at::Tensor& v,
         resize(std::max(2 * table_.capacity, span_ + int64_t{frames_ + 1} * row_tokens_));
       }
     }
+    if (frames[i] != device_frame_) frame_.fill_(frames[i]);
     const int64_t start = static_cast<int64_t>(i) * row_tokens_;
     commit_frame(k.narrow(2, start, row_tokens_).reshape({rows, row_tokens_, head_dim_}),
                  v.narrow(2, start, row_tokens_).reshape({rows, row_tokens_, head_dim_}),
-                 frames[i]);
+                 frames[i] < frames_);
+    device_frame_ = frames[i] + 1;
+    frames_committed_ = frames[i] + 1;
+    span_ += row_tokens_;  // at most one frame's worth of appends
   }
   enforce_limits();
   const int64_t block = int64_t{frames_} * row_tokens_;
@@ -136,7 +142,61 @@ void TempCacheStore::commit(const at::Tensor& k, const at::Tensor& v,
   }
 }
 
-void TempCacheStore::commit_frame(const at::Tensor& k, const at::Tensor& v, int64_t frame) {
+bool TempCacheStore::commit_keeps_layout() const {
+  // A bounded store whose span has reached its limit past the sink block: commit() then appends
+  // into the block's spare slots, enforces the limit back to the same span and never resizes.
+  return limit_ > 0 && span_ == limit_ &&
+         table_.capacity == limit_ + int64_t{frames_} * row_tokens_ &&
+         frames_committed_ >= frames_ && device_frame_ == frames_committed_;
+}
+
+void TempCacheStore::commit_host(const std::vector<int64_t>& frames) {
+  if (!commit_keeps_layout() || static_cast<int>(frames.size()) != frames_ ||
+      frames.front() != frames_committed_) {
+    throw Error("tempcache store", "commit_host for a commit that changes the layout (internal "
+                                   "error)");
+  }
+  frames_committed_ += frames_;
+  device_frame_ = frames_committed_;
+}
+
+void TempCacheStore::commit_device(const at::Tensor& k, const at::Tensor& v) {
+  if (k.size(1) != groups_ || k.size(2) != int64_t{frames_} * row_tokens_) {
+    throw Error("tempcache store", "commit: k/v do not hold one block");
+  }
+  const int64_t rows = int64_t{batch_} * groups_;
+  for (int64_t i = 0; i < frames_; ++i) {
+    commit_frame(k.narrow(2, i * row_tokens_, row_tokens_).reshape({rows, row_tokens_, head_dim_}),
+                 v.narrow(2, i * row_tokens_, row_tokens_).reshape({rows, row_tokens_, head_dim_}),
+                 /*sink=*/false);
+  }
+  enforce_limits_device();
+  refresh_bias();
+}
+
+void TempCacheStore::add_to(ReplayKey& key) const {
+  for (const at::Tensor* t :
+       {&keys_, &values_, &bias_, &projections_, &frame_, &table_.counts, &table_.last_frame,
+        &table_.seq, &table_.sink, &table_.valid, &table_.codes, &table_.inv_norm,
+        &table_.colocated, &table_.merges, &table_.evictions}) {
+    key.add(*t);
+  }
+  uint64_t tau_bits = 0;
+  static_assert(sizeof(tau_bits) == sizeof(settings_.tau));
+  std::memcpy(&tau_bits, &settings_.tau, sizeof(tau_bits));
+  key.add(tau_bits)
+      .add(static_cast<uint64_t>(settings_.lsh_bits))
+      .add(static_cast<uint64_t>(settings_.lsh_candidates))
+      .add(static_cast<uint64_t>(settings_.window))
+      .add(static_cast<uint64_t>(settings_.budget_rule))
+      .add(static_cast<uint64_t>(settings_.bias_path))
+      .add(static_cast<uint64_t>(budget_))
+      .add(static_cast<uint64_t>(limit_))
+      .add(static_cast<uint64_t>(span_))
+      .add(static_cast<uint64_t>(table_.capacity));
+}
+
+void TempCacheStore::commit_frame(const at::Tensor& k, const at::Tensor& v, bool sink) {
   const at::Tensor codes = lsh_codes(k, projections_);
   MatchInputs in;
   in.entry_keys = table_.keys;
@@ -152,16 +212,21 @@ void TempCacheStore::commit_frame(const at::Tensor& k, const at::Tensor& v, int6
   in.bits = settings_.lsh_bits;
   in.candidates = settings_.lsh_candidates;
   const at::Tensor target = match_keys(in);
-  apply_frame(table_, k, v, codes, target, frame, frame * row_tokens_, frame < frames_);
-  frames_committed_ = frame + 1;
-  span_ += row_tokens_;  // at most one frame's worth of appends
+  apply_frame(table_, k, v, codes, target, frame_, sink);
+  frame_.add_(1);
 }
 
 void TempCacheStore::enforce_limits() {
   if (limit_ == 0) return;
+  enforce_limits_device();
+  span_ = std::min(span_, limit_);
+}
+
+void TempCacheStore::enforce_limits_device() {
   if (settings_.window > 0) {
-    const int64_t oldest = frames_committed_ - (settings_.window - frames_);
-    if (oldest > 0) drop_entries(table_, older_than(table_, oldest));
+    // The device counter is the number of frames committed; entries older than the window's first
+    // frame go (none while the rollout is shorter than the window).
+    drop_entries(table_, older_than(table_, frame_ - (settings_.window - frames_)));
   }
   if (budget_ > 0) {
     if (settings_.budget_rule == BudgetRule::kEvictOldest) {
@@ -171,7 +236,6 @@ void TempCacheStore::enforce_limits() {
     }
   }
   move_tail_entries(table_, limit_);
-  span_ = std::min(span_, limit_);
 }
 
 void TempCacheStore::refresh_bias() {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/attention/replay_key.h"
 #include "engine/attention/temp_cache_merge.h"
 #include "engine/attention/tempcache_settings.h"
 
@@ -47,6 +48,16 @@ class TempCacheStore {
   // D]). Reads nothing back from the device (Note [TempCache slots]).
   void commit(const at::Tensor& k, const at::Tensor& v, const std::vector<int64_t>& frames);
 
+  // commit()'s halves (Note [Replayed commit]) once a commit keeps the layout: the budget or
+  // window is reached, so every buffer, shape and span stays as it is and only the device
+  // tensors change. commit_host advances the host's frame counters; commit_device launches the
+  // kernels, reading the frame index from a device counter, and touches no host state.
+  bool commit_keeps_layout() const;
+  void commit_host(const std::vector<int64_t>& frames);
+  void commit_device(const at::Tensor& k, const at::Tensor& v);
+  // What fixes attend()'s and commit_device()'s device work. See Note [Replayed attention].
+  void add_to(ReplayKey& key) const;
+
   // tau / budget / rule / window / lsh / bias-path changes, between blocks (the projections keep
   // their seed; a new lsh_bits recomputes the codes of every entry).
   void reconfigure(const TempCacheSettings& settings, int64_t budget);
@@ -77,8 +88,11 @@ class TempCacheStore {
  private:
   int64_t limit_for(const TempCacheSettings& settings, int64_t budget) const;
   void resize(int64_t capacity);
-  void commit_frame(const at::Tensor& k, const at::Tensor& v, int64_t frame);
+  // Matches and merges or appends one frame's keys at the device frame counter, then advances it.
+  void commit_frame(const at::Tensor& k, const at::Tensor& v, bool sink);
+  void commit_frames_device(const at::Tensor& k, const at::Tensor& v, int64_t count, bool sink);
   void enforce_limits();
+  void enforce_limits_device();
   void refresh_bias();
 
   int batch_ = 0, groups_ = 0, row_tokens_ = 0, frames_ = 1, head_dim_ = 0;
@@ -87,6 +101,10 @@ class TempCacheStore {
   int64_t budget_ = 0;
   uint64_t seed_ = 0;
   int64_t frames_committed_ = 0;
+  // The index of the next frame to commit as the device holds it (so recorded commits need no
+  // host value), and the host's copy of it; they differ only before a non-contiguous commit.
+  at::Tensor frame_;
+  int64_t device_frame_ = 0;
   int64_t limit_ = 0;
   int64_t span_ = 0;          // host bound on the slots in use (Note [TempCache slots])
   at::Tensor projections_;    // [R, D, bits]

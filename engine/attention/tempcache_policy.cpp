@@ -71,18 +71,53 @@ at::Tensor TempCachePolicy::attend(int layer, const at::Tensor& q, const at::Ten
 void TempCachePolicy::commit(int layer, const at::Tensor& k, const at::Tensor& v,
                              const StepInfo& step) {
   check_attention_inputs("tempcache", shape_, layer, k, k, v, step);
+  if (step.commit_device_only) {  // the host half ran in commit_host
+    layers_[static_cast<size_t>(layer)].commit_device(k, v);
+    return;
+  }
   int64_t& blocks = layer_blocks_[static_cast<size_t>(layer)];
   if (step.block_index != blocks) {
     throw Error("tempcache", "layer " + std::to_string(layer) + ": commit of block " +
                                  std::to_string(step.block_index) + ", expected block " +
                                  std::to_string(blocks));
   }
-  const int frames = shape_.geometry.frames;
-  std::vector<int64_t> frame_indices;
-  for (int f = 0; f < frames; ++f) frame_indices.push_back(step.block_index * frames + f);
-  layers_[static_cast<size_t>(layer)].commit(k, v, frame_indices);
+  layers_[static_cast<size_t>(layer)].commit(k, v, frames_of_block(step.block_index));
   blocks = step.block_index + 1;
   blocks_committed_ = std::max(blocks_committed_, blocks);
+}
+
+std::vector<int64_t> TempCachePolicy::frames_of_block(int64_t block) const {
+  const int frames = shape_.geometry.frames;
+  std::vector<int64_t> indices;
+  for (int f = 0; f < frames; ++f) indices.push_back(block * frames + f);
+  return indices;
+}
+
+std::optional<uint64_t> TempCachePolicy::attend_replay_key() const {
+  if (timer_ != nullptr) return std::nullopt;  // timed paths need their host-side timer calls
+  ReplayKey key;
+  for (const TempCacheStore& store : layers_) store.add_to(key);
+  return key.value();
+}
+
+std::optional<uint64_t> TempCachePolicy::block_replay_key(const StepInfo& clean) const {
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    if (layer_blocks_[l] != clean.block_index || !layers_[l].commit_keeps_layout()) {
+      return std::nullopt;
+    }
+  }
+  return attend_replay_key();
+}
+
+void TempCachePolicy::commit_host(const StepInfo& clean) {
+  if (!block_replay_key(clean)) {
+    throw Error("tempcache", "commit_host for a commit that changes the stores (internal error)");
+  }
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    layers_[l].commit_host(frames_of_block(clean.block_index));
+    layer_blocks_[l] = clean.block_index + 1;
+  }
+  blocks_committed_ = std::max(blocks_committed_, clean.block_index + 1);
 }
 
 PolicyStats TempCachePolicy::stats() const {

@@ -22,6 +22,10 @@ class TempCachePolicy : public AttentionPolicy {
                     const StepInfo& step) override;
   void commit(int layer, const at::Tensor& k, const at::Tensor& v, const StepInfo& step) override;
   PolicyStats stats() const override;
+  // Replayable once every layer's store has reached its budget or window (Note [Replayed commit]).
+  std::optional<uint64_t> attend_replay_key() const override;
+  std::optional<uint64_t> block_replay_key(const StepInfo& clean) const override;
+  void commit_host(const StepInfo& clean) override;
   void reset() override;
   // Every key applies at once to the existing history (a smaller budget or window evicts now).
   void configure(const nlohmann::json& settings) override;
@@ -34,6 +38,8 @@ class TempCachePolicy : public AttentionPolicy {
   ModelShape shape_;
   TempCacheSettings settings_;
   std::vector<TempCacheStore> layers_;
+  std::vector<int64_t> frames_of_block(int64_t block) const;
+
   std::vector<int64_t> layer_blocks_;
   int64_t blocks_committed_ = 0;
 };

@@ -82,5 +82,30 @@ TEST(ReplayedCommit, HeadCastSplitEqualsEager) {
   EXPECT_GE(expect_split_matches_eager("headcast", online, 16, seed), 4);
 }
 
+TEST(ReplayedCommit, TempCacheSplitEqualsEager) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(testing::seed_trace(seed));
+  // replay_shape(): 16 tokens per frame, 2 frames per block. A budget of 5 frames is reached
+  // after block 2; merges (tau 0.3 merges often), evictions and tail moves then run every block.
+  for (const char* rule : {"evict_oldest", "merge_closest"}) {
+    SCOPED_TRACE(rule);
+    const nlohmann::json settings = {{"tau", 0.3}, {"budget", 5 * 16}, {"budget_rule", rule}};
+    EXPECT_GE(expect_split_matches_eager("tempcache", settings, 12, seed), 8);
+  }
+  // A window bounds it too.
+  EXPECT_GE(expect_split_matches_eager("tempcache", {{"tau", 0.5}, {"window", 6}}, 12, seed), 8);
+  // Unbounded: the history grows, so no block may take the split.
+  EXPECT_EQ(expect_split_matches_eager("tempcache", {{"tau", 0.5}}, 8, seed), 0);
+}
+
+TEST(ReplayedCommit, CombinedSplitEqualsEager) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const nlohmann::json settings = {{"window", 8},          {"cell", 2},
+                                   {"cast", {{"mix", {1, 1, 1, 1}}}},
+                                   {"tau", 0.3},           {"budget", 5 * 16}};
+  EXPECT_GE(expect_split_matches_eager("combined", settings, 12, seed), 8);
+}
+
 }  // namespace
 }  // namespace wc::attention

@@ -108,17 +108,35 @@ TEST(ModelGpu, SessionStepsOnCuda) {
 // so a second recording) in the middle.
 TEST(ModelGpu, GraphReplayShowsTheEagerFrames) {
   REQUIRE_CUDA();
-  const std::vector<std::pair<std::string, nlohmann::json>> policies = {
-      {"dense", {{"window", 4}}}, {"headcast", {{"window", 4}, {"query_sample", 64}}}};
-  for (const auto& [policy, settings] : policies) {
-    const auto run = [&, &policy = policy, &settings = settings](bool graphs) {
+  struct Case {
+    std::string policy;
+    nlohmann::json settings, change;  // `change` is applied live at frame 14
+  };
+  // tempcache and combined: tau 0.6 merges often, a budget of 3 frames' entries per head evicts
+  // every block, so the recorded commit matches, merges, evicts and moves entries; combined's
+  // forced cast gives it one Spatial (4x4-token cells) and one Global head.
+  const int frame_tokens = 8 * 8;  // 32x32 frames in 4x4 patches
+  const std::vector<Case> cases = {
+      {"dense", {{"window", 4}}, {{"window", 5}}},
+      {"headcast", {{"window", 4}, {"query_sample", 64}}, {{"window", 5}}},
+      {"tempcache", {{"tau", 0.6}, {"budget", 3 * frame_tokens}}, {{"tau", 0.7}}},
+      {"combined",
+       {{"window", 4},
+        {"cell", 4},
+        {"cast", {{"mix", {0, 0, 1, 1}}}},
+        {"tau", 0.6},
+        {"budget", 3 * frame_tokens}},
+       {{"tau", 0.7}}}};
+  for (const Case& c : cases) {
+    const std::string& policy = c.policy;
+    const auto run = [&](bool graphs) {
       rollout::SessionOptions options;
       options.cuda_graphs = graphs;
-      auto session = rollout::Session::create(small_config(1), "", policy, settings, 9, at::kCUDA,
-                                              options);
+      auto session = rollout::Session::create(small_config(1), "", c.policy, c.settings, 9,
+                                              at::kCUDA, options);
       std::vector<at::Tensor> frames;
       for (int i = 0; i < 24; ++i) {
-        if (i == 14) session->configure_policy({{"window", 5}});
+        if (i == 14) session->configure_policy(c.change);
         session->step(static_cast<Action>(i % 5));
         frames.push_back(session->frame_on_device().to(at::kCPU, at::kFloat));
       }

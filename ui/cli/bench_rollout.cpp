@@ -25,6 +25,7 @@ struct BenchRolloutArgs {
   std::string policies = "dense,dense-window,headcast,tempcache,combined";
   std::string device, dtype, tempcache, json_path, plot_path, mix;
   std::string replot;  // a saved --json report: rebuild its table and plot, run nothing
+  std::string cuda_graphs = "on";
 };
 
 // A CPU rollout of a thousand blocks at 480p would take hours with the float32 reference.
@@ -54,6 +55,7 @@ void run_bench_rollout(BenchRolloutArgs args) {
                  : target.device.is_cuda() ? "480p"
                                            : kCpuDefaultResolution;
   o.policies = split_commas(args.policies);
+  o.cuda_graphs = args.cuda_graphs == "on";
   if (!args.tempcache.empty()) {
     try {
       o.tempcache = nlohmann::json::parse(args.tempcache);
@@ -144,6 +146,12 @@ const bool kRegistered = register_bench("rollout", [](CLI::App& bench) {
   command->add_option("--dtype", args->dtype, "bf16 or f32 (default bf16 on CUDA, f32 on CPU)")
       ->check(CLI::IsMember({"bf16", "f32"}));
   command->add_option("--seed", o.seed, "Seed of the key process")->capture_default_str();
+  command
+      ->add_option("--cuda-graphs", args->cuda_graphs,
+                   "on or off: on CUDA, replay each block from a CUDA graph once the policy "
+                   "allows it (as the game does); off runs every block eagerly")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   command->callback([args] { run_bench_rollout(*args); });
 });
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "engine/attention/bench/attention_bench.h"
@@ -14,6 +15,7 @@
 #include "engine/core/error.h"
 #include "engine/core/log.h"
 #include "engine/core/timing.h"
+#include "engine/rollout/block_graph.h"
 
 #ifdef WORLDCAST_HAS_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -179,31 +181,82 @@ RolloutPolicyResult run_policy(const PolicyRun& run, const RolloutBenchOptions& 
   const int64_t tokens = shape.geometry.tokens_per_block();
   const bool is_dense = run.label == "dense";
   std::vector<at::Tensor> history_k, history_v;  // uncompressed, for output_error
+  const auto step_at = [&](int64_t block, int s) {
+    StepInfo step;
+    step.block_index = block;
+    step.num_denoise_steps = o.steps - 1;
+    step.geometry = shape.geometry;
+    step.denoise_step = s;
+    step.clean_pass = s == o.steps - 1;
+    step.noise_level = step.clean_pass ? 0.0 : 1.0 - static_cast<double>(s) / o.steps;
+    return step;
+  };
+  // One block's attention calls, then (with `commit`) its commits; returns layer 0's clean-pass
+  // output.
+  const auto run_block = [&](int64_t block, const at::Tensor& q, const at::Tensor& k,
+                             const at::Tensor& v, bool commit, bool device_only) {
+    at::Tensor clean_out;
+    for (int s = 0; s < o.steps; ++s) {
+      const StepInfo step = step_at(block, s);
+      for (int l = 0; l < o.num_layers; ++l) {
+        at::Tensor out = policy->attend(l, q, k, v, step);
+        if (l == 0 && step.clean_pass) clean_out = out;
+      }
+    }
+    if (commit) {
+      StepInfo clean = step_at(block, o.steps - 1);
+      clean.commit_device_only = device_only;
+      for (int l = 0; l < o.num_layers; ++l) policy->commit(l, k, v, clean);
+    }
+    return clean_out;
+  };
+  const bool graphs = o.cuda_graphs && rollout::BlockGraph::available(o.device);
+  rollout::BlockGraph graph;
+  std::optional<uint64_t> last_key;
+  at::Tensor graph_q, graph_k, graph_v;  // the recording's static inputs
   for (int64_t block = 0; block < o.blocks; ++block) {
     std::vector<at::Tensor> frames;
     for (int f = 0; f < o.frames_per_block; ++f) frames.push_back(keys.next_frame());
     const at::Tensor k = at::cat(frames, 2).reshape({1, o.num_heads, tokens, o.head_dim});
     const at::Tensor q = at::randn({1, o.num_heads, tokens, o.head_dim}, options);
     const at::Tensor v = at::randn({1, o.num_heads, tokens, o.head_dim}, options);
-    StepInfo step;
-    step.block_index = block;
-    step.num_denoise_steps = o.steps - 1;
-    step.geometry = shape.geometry;
     at::Tensor clean_out;
     try {
-      timer->start_call();
-      for (int s = 0; s < o.steps; ++s) {
-        step.denoise_step = s;
-        step.clean_pass = s == o.steps - 1;
-        step.noise_level = step.clean_pass ? 0.0 : 1.0 - static_cast<double>(s) / o.steps;
-        for (int l = 0; l < o.num_layers; ++l) {
-          at::Tensor out = policy->attend(l, q, k, v, step);
-          if (l == 0 && step.clean_pass && o.error_every > 0) clean_out = out.clone();
+      // As the sampler does (Note [Block graph]): replay a recorded key; record a key that held
+      // for two blocks in a row.
+      const StepInfo clean = step_at(block, o.steps - 1);
+      const std::optional<uint64_t> key =
+          graphs ? policy->block_replay_key(clean) : std::optional<uint64_t>();
+      const bool replay = key && ((graph.recorded() && graph.key() == *key) || last_key == key);
+      last_key = key;
+      if (replay) {
+        const bool record = !graph.recorded() || graph.key() != *key;
+        if (record) {
+          graph_q = at::empty_like(q);
+          graph_k = at::empty_like(k);
+          graph_v = at::empty_like(v);
         }
+        graph_q.copy_(q);
+        graph_k.copy_(k);
+        graph_v.copy_(v);
+        policy->commit_host(clean);
+        if (record) {
+          graph.record(
+              *key, [&] { return run_block(block, graph_q, graph_k, graph_v, false, false); },
+              [&] { return run_block(block, graph_q, graph_k, graph_v, true, true).clone(); });
+          ++result.graph_recordings;
+        }
+        timer->start_call();
+        clean_out = graph.replay();
+        timer->stop_call();
+        ++result.graph_replayed_blocks;
+      } else {
+        timer->start_call();
+        clean_out = run_block(block, q, k, v, true, false);
+        timer->stop_call();
       }
-      for (int l = 0; l < o.num_layers; ++l) policy->commit(l, k, v, step);
-      timer->stop_call();
       result.block_ms.push_back(timer->finish_call().total_ms);
+      if (o.error_every > 0) clean_out = clean_out.clone();
     } catch (const std::exception& error) {
       if (!is_dense) throw;
       result.stopped_early = true;

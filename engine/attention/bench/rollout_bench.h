@@ -49,6 +49,10 @@ struct RolloutBenchOptions {
   // Every k blocks (0 = never), the relative error of layer 0's clean-pass output against dense
   // attention over the whole uncompressed history (kept on the side: small shapes only).
   int error_every = 0;
+  // On CUDA, replay each block from a CUDA graph once the policy allows it (Note [Block graph],
+  // Note [Replayed commit]), as the game's sampler does; blocks that cannot be replayed run
+  // eagerly. The graph is recorded outside the timed region; its replays are timed.
+  bool cuda_graphs = true;
   at::Device device = at::kCPU;
   at::ScalarType dtype = at::kFloat;
   uint64_t seed = 0;
@@ -79,6 +83,8 @@ struct RolloutPolicyResult {
   double bytes_per_frame = 0.0;           // least squares of cache bytes on frames
   int64_t merges = 0, evictions = 0;
   double mean_group_size = 0.0;
+  int64_t graph_replayed_blocks = 0;  // blocks replayed from a CUDA graph
+  int64_t graph_recordings = 0;
   // (block, |o − o_dense| / |o_dense|) every error_every blocks; see RolloutBenchOptions.
   std::vector<std::pair<int64_t, double>> output_error;
 };

@@ -89,6 +89,14 @@ RolloutPolicyResult read_result(const nlohmann::json& json, const std::string& f
   p.merges = read_int64(r, "merges", 0);
   p.evictions = read_int64(r, "evictions", 0);
   p.mean_group_size = r.number("mean_group_size", 0.0, kHuge);
+  // Reports older than CUDA-graph replay in the bench lack these.
+  if (r.has("graph_replayed_blocks")) {
+    p.graph_replayed_blocks = read_int64(r, "graph_replayed_blocks", 0);
+    if (p.graph_replayed_blocks > blocks_run) {
+      r.fail(r.field_path("graph_replayed_blocks"), "more than blocks_run");
+    }
+  }
+  if (r.has("graph_recordings")) p.graph_recordings = read_int64(r, "graph_recordings", 0);
   if (r.has("output_error")) {  // only with --error-every
     const nlohmann::json& errors = r.get("output_error");
     const std::string field = r.field_path("output_error");
@@ -127,6 +135,7 @@ nlohmann::json RolloutBenchReport::to_json() const {
       {"every", o.every},
       {"window", o.window},
       {"seed", o.seed},
+      {"cuda_graphs", o.cuda_graphs},
       {"key_process", "see Note [Rollout key process] in engine/attention/bench/rollout_bench.h"},
       {"results", nlohmann::json::array()}};
   for (const RolloutPolicyResult& r : results) {
@@ -155,7 +164,9 @@ nlohmann::json RolloutBenchReport::to_json() const {
                                {"bytes_per_frame", r.bytes_per_frame},
                                {"merges", r.merges},
                                {"evictions", r.evictions},
-                               {"mean_group_size", r.mean_group_size}});
+                               {"mean_group_size", r.mean_group_size},
+                               {"graph_replayed_blocks", r.graph_replayed_blocks},
+                               {"graph_recordings", r.graph_recordings}});
     if (!r.output_error.empty()) json["results"].back()["output_error"] = r.output_error;
   }
   return json;
@@ -184,6 +195,7 @@ RolloutBenchReport RolloutBenchReport::from_json(const nlohmann::json& json,
   o.every = r.integer("every", 1, std::numeric_limits<int>::max());
   o.window = read_int64(r, "window", 0);
   o.seed = static_cast<uint64_t>(read_int64(r, "seed", 0));
+  o.cuda_graphs = r.has("cuda_graphs") && r.boolean("cuda_graphs");  // older reports: eager
   r.string("key_process");
   const nlohmann::json& results = r.get("results");
   if (!results.is_array()) r.fail("results", "expected an array of objects");
