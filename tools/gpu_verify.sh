@@ -4,7 +4,10 @@
 # Each step has its own time limit so a slow or failing step still leaves the others' results.
 # Usage (device tool, carry .gpu-deps and a snapshot in .snap): bash tools/gpu_verify.sh .snap
 # WITH_FLATNESS=1 adds the 10 000-frame play run (about 2 minutes with CUDA graphs); WITH_MODEL_BENCH=0
-# drops the 720P whole-DiT bench. The device tool brings back at most 8 files from $OUT: keep the
+# drops the 720P whole-DiT bench; WITH_ROLLOUT=1 adds the attention-only rollout benches of issue 4
+# (480P over 10 200 frames, all policies; 720P, five calls per block); TESTS="a b" picks the test
+# binaries (default: all five); WITH_PRESENT=0 / WITH_EVAL=0 drop the presentation bench and the
+# bundled model's speed. The device tool brings back at most 8 files from $OUT: keep the
 # logs you need in summary.txt.
 set -u
 ROOT=$(pwd)
@@ -20,21 +23,22 @@ step() {  # step NAME SECONDS COMMAND...
   echo "== $name: exit $? in $((SECONDS - start)) s" | tee -a "$OUT/summary.txt"
 }
 step configure 60 cmake --preset gpu
-step build 200 cmake --build --preset gpu -j 16 --target worldcast gpu_tests model_gpu_tests \
-  present_gpu_tests plugin_gpu_tests plugin_vulkan_tests -- -k 0
+TESTS=${TESTS:-gpu_tests model_gpu_tests present_gpu_tests plugin_gpu_tests plugin_vulkan_tests}
+step build 200 cmake --build --preset gpu -j 16 --target worldcast $TESTS -- -k 0
 grep -m8 -B2 -A6 "error:" "$OUT/build.log" >> "$OUT/summary.txt"
 B=build/gpu
 W=$B/ui/cli/worldcast
-for t in gpu_tests model_gpu_tests present_gpu_tests plugin_gpu_tests plugin_vulkan_tests; do
+for t in $TESTS; do
   bin=$(find $B -name "$t" -type f -perm -u+x | head -1)
   [ -n "$bin" ] && step "$t" 60 "$bin" --gtest_brief=1
   tail -3 "$OUT/$t.log" >> "$OUT/summary.txt" 2>/dev/null
 done
-step bench_present 40 $W bench present --res 128x128,1280x720 --frames 300 --json "$OUT/present.json"
+[ "${WITH_PRESENT:-1}" = 1 ] && step bench_present 40 $W bench present --res 128x128,1280x720 --frames 300 --json "$OUT/present.json"
 # The bundled model's speed with whole-block CUDA graphs (the default) and without, same machine.
 for graphs in on off; do
+  [ "${WITH_EVAL:-1}" = 1 ] || break
   step eval_speed_$graphs 90 $W eval --weights assets/models/game-small --device cuda \
-    --metrics speed --seeds 1 --speed-frames 400 --policies headcast --cuda-graphs $graphs \
+    --metrics speed --seeds 1 --speed-frames 400 --policies ${EVAL_POLICIES:-headcast} --cuda-graphs $graphs \
     --json "$OUT/eval_speed_$graphs.json"
 done
 if [ "${WITH_FLATNESS:-0}" = 1 ]; then
@@ -50,6 +54,14 @@ open('/tmp/random_walk.actions', 'w').write('\\n'.join(lines) + '\\n')"
   step flatness 300 $W play --headless --device cuda --frame-path cuda --frames 10000 \
     --actions /tmp/random_walk.actions --png-every 0 --summary-every 1000 --out "$OUT/flatness"
   cat "$OUT/flatness/summary.json" >> "$OUT/summary.txt"
+fi
+if [ "${WITH_ROLLOUT:-0}" = 1 ]; then
+  step rollout_480p 240 $W bench rollout --device cuda --res 480p --blocks 3400 --every 20 \
+    --dense-max-blocks 150 --json "$OUT/rollout_480p.json"
+  tail -8 "$OUT/rollout_480p.log" >> "$OUT/summary.txt"
+  step rollout_720p 120 $W bench rollout --device cuda --res 720p --blocks 350 --every 10 \
+    --policies headcast,combined --budget-frames 7 --steps 5 --json "$OUT/rollout_720p.json"
+  tail -5 "$OUT/rollout_720p.log" >> "$OUT/summary.txt"
 fi
 [ "${WITH_MODEL_BENCH:-1}" = 1 ] && step bench_model 90 $W bench model --config assets/configs/wan2.1-1.3b.json --device cuda --resolution 720p --policies dense,headcast,dummy \
   --blocks 3 --json "$OUT/bench_model_720p.json"
