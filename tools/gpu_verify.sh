@@ -3,18 +3,22 @@
 # every CUDA test, the presentation bench, the bundled model's speed and the 720P model bench.
 # Each step has its own time limit so a slow or failing step still leaves the others' results.
 # Usage (device tool, carry .gpu-deps and a snapshot in .snap): bash tools/gpu_verify.sh .snap
+# Every log and JSON lands in a scratch folder that is packed into $OUT/results.tgz at the end
+# (the device tool brings back at most 8 files); $OUT/summary.txt has the step lines.
 # WITH_FLATNESS=1 adds the 10 000-frame play run (about 2 minutes with CUDA graphs); WITH_MODEL_BENCH=0
 # drops the 720P whole-DiT bench; WITH_ROLLOUT=1 adds the attention-only rollout benches of issue 4
 # (480P over 10 200 frames, all policies; 720P, five calls per block); TESTS="a b" picks the test
 # binaries (default: all five); WITH_PRESENT=0 / WITH_EVAL=0 drop the presentation bench and the
-# bundled model's speed. The device tool brings back at most 8 files from $OUT: keep the
-# logs you need in summary.txt.
+# bundled model's speed.
 set -u
 ROOT=$(pwd)
 source "$ROOT/tools/device_env.sh"
 cd "${1:-.}"
-OUT=${OUT:-$ROOT/out}
-mkdir -p "$OUT"
+FINAL=${OUT:-$ROOT/out}
+OUT=$(mktemp -d /tmp/gpu_verify.XXXX)
+mkdir -p "$FINAL"
+pack() { tar czf "$FINAL/results.tgz" -C "$OUT" . && cp "$OUT/summary.txt" "$FINAL/"; }
+trap pack EXIT
 step() {  # step NAME SECONDS COMMAND...
   local name=$1 limit=$2
   shift 2

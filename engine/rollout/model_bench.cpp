@@ -53,7 +53,8 @@ std::vector<ModelBenchRow> run_model_bench(
       const int f = config.frames_per_block;
       const int plain_blocks = options.warmup_blocks + options.timed_blocks;
       const std::unique_ptr<attention::BenchTimer> timer = attention::make_bench_timer(options.device);
-      std::vector<double> block_ms, decode_ms, attention_ms, rest_ms;
+      std::vector<double> block_ms, decode_ms, attention_ms, rest_ms, split_ms;
+      std::map<std::string, std::vector<double>> path_ms;
       for (int b = 0; b < plain_blocks + options.timed_blocks; ++b) {
         const bool split = b >= plain_blocks;  // the attention/rest split runs last, apart
         const at::Tensor noise = at::randn({1, f, config.channels, size.height, size.width},
@@ -77,8 +78,12 @@ std::vector<ModelBenchRow> run_model_bench(
           policy->set_path_timer(nullptr);
           const attention::CallTiming timing = timer->finish_call();
           double paths = 0.0;
-          for (const auto& [path, path_ms] : timing.paths_ms) paths += path_ms;
+          for (const auto& [path, ms_of_path] : timing.paths_ms) {
+            paths += ms_of_path;
+            path_ms[path].push_back(ms_of_path);
+          }
           attention_ms.push_back(paths);
+          split_ms.push_back(timing.total_ms);
           rest_ms.push_back(timing.total_ms - paths);
           continue;
         }
@@ -110,6 +115,9 @@ std::vector<ModelBenchRow> run_model_bench(
       row.decode_ms_median = median(decode_ms);
       row.attention_ms_median = median(attention_ms);
       row.rest_ms_median = median(rest_ms);
+      for (const auto& [path, times] : path_ms) row.path_ms_median[path] = median(times);
+      row.block_ms = block_ms;
+      row.split_block_ms = split_ms;
       row.video_frames_per_block = static_cast<double>(f) * config.video_frames_per_frame;
       row.fps = row.block_ms_median > 0.0
                     ? row.video_frames_per_block / (row.block_ms_median / 1000.0)
@@ -143,7 +151,10 @@ nlohmann::json model_bench_json(const ModelBenchOptions& options,
                     {"cache_tokens", row.cache_tokens},
                     {"cache_bytes", row.cache_bytes},
                     {"attention_ms_median", row.attention_ms_median},
-                    {"rest_ms_median", row.rest_ms_median}});
+                    {"rest_ms_median", row.rest_ms_median},
+                    {"path_ms_median", row.path_ms_median},
+                    {"block_ms", row.block_ms},
+                    {"split_block_ms", row.split_block_ms}});
   }
   return {{"benchmark", "model"},
           {"config", options.config.name},

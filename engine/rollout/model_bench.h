@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -47,6 +48,9 @@ struct ModelBenchRow {
   // (projections, MLPs, norms, RoPE), medians. Kept apart from block_ms, which runs untimed.
   double attention_ms_median = 0.0;
   double rest_ms_median = 0.0;
+  std::map<std::string, double> path_ms_median;  // per attention path (the policy's names)
+  std::vector<double> block_ms;                   // every timed block, in order
+  std::vector<double> split_block_ms;             // every split block (events, with the timer)
 };
 
 // Runs every (resolution, policy) pair on one randomly initialised model; `on_row` sees each
