@@ -12,6 +12,7 @@
 #include "engine/model/weights.h"
 #include "engine/rollout/cpu_allocator.h"
 #include "engine/rollout/decode.h"
+#include "engine/rollout/kernel_trace.h"
 #include "engine/rollout/sampler.h"
 
 namespace wc::rollout {
@@ -52,11 +53,16 @@ std::vector<ModelBenchRow> run_model_bench(
 
       const int f = config.frames_per_block;
       const int plain_blocks = options.warmup_blocks + options.timed_blocks;
+      const int split_blocks =
+          options.split_blocks >= 0 ? options.split_blocks : options.timed_blocks;
+      const bool trace = !options.trace_dir.empty();
       const std::unique_ptr<attention::BenchTimer> timer = attention::make_bench_timer(options.device);
       std::vector<double> block_ms, decode_ms, attention_ms, rest_ms, split_ms;
       std::map<std::string, std::vector<double>> path_ms;
-      for (int b = 0; b < plain_blocks + options.timed_blocks; ++b) {
-        const bool split = b >= plain_blocks;  // the attention/rest split runs last, apart
+      for (int b = 0; b < plain_blocks + split_blocks + (trace ? 1 : 0); ++b) {
+        // The attention/rest split runs after the timed blocks, apart; the traced block last.
+        const bool traced = trace && b == plain_blocks + split_blocks;
+        const bool split = b >= plain_blocks && !traced;
         const at::Tensor noise = at::randn({1, f, config.channels, size.height, size.width},
                                            at::TensorOptions().device(options.device))
                                      .to(options.dtype);
@@ -68,11 +74,19 @@ std::vector<ModelBenchRow> run_model_bench(
           policy->set_path_timer(timer.get());
           timer->start_call();
         }
+        KernelTrace kernels;
+        if (traced) kernels.start();
         Stopwatch model_time;
         const at::Tensor x0 = sampler.denoise(noise, actions, b, int64_t{b} * f);
         sampler.commit(x0, actions, b, int64_t{b} * f, at::randn_like(x0));
         sync(options.device);
         const double ms = model_time.elapsed_ms();
+        if (traced) {
+          kernels.stop_and_save(options.trace_dir + "/trace_" +
+                                (resolution.empty() ? std::string("default") : resolution) + "_" +
+                                spec.name + ".json");
+          continue;
+        }
         if (split) {
           timer->stop_call();
           policy->set_path_timer(nullptr);

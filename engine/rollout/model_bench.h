@@ -28,6 +28,10 @@ struct ModelBenchOptions {
   at::ScalarType dtype = at::kFloat;
   int warmup_blocks = 9;  // untimed; past the window so casts have happened
   int timed_blocks = 5;
+  int split_blocks = -1;  // blocks with the attention paths timed (-1: timed_blocks)
+  // Where to write one kernel trace per (resolution, policy) of one further block
+  // (trace_<resolution>_<policy>.json; empty: none). See kernel_trace.h.
+  std::string trace_dir;
   uint64_t seed = 0;
 };
 

@@ -12,6 +12,7 @@
 #include "engine/core/atomic_file.h"
 #include "engine/core/error.h"
 #include "engine/model/model_config.h"
+#include "engine/rollout/kernel_trace.h"
 #include "engine/rollout/model_bench.h"
 #include "ui/cli/bench.h"
 
@@ -28,8 +29,10 @@ struct BenchModelOptions {
   int window_blocks = 6;              // rolling blocks next to the sink block
   int warmup = -1;                    // -1: window + 2 blocks
   int blocks = 5;
+  int split_blocks = -1;  // -1: blocks
   uint64_t seed = 0;
   std::string json_path;
+  std::string trace_dir;
 };
 
 // HeadCast's fixed comparison cast for `heads` heads per layer, in the proportions of the
@@ -99,6 +102,11 @@ void run_bench_model(const BenchModelOptions& options) {
   }
   bench.warmup_blocks = options.warmup >= 0 ? options.warmup : options.window_blocks + 3;
   bench.timed_blocks = options.blocks;
+  bench.split_blocks = options.split_blocks;
+  bench.trace_dir = options.trace_dir;
+  if (!bench.trace_dir.empty() && !rollout::KernelTrace::available()) {
+    throw Error("--trace", "this build cannot record kernel traces (needs CUDA and LibTorch 2)");
+  }
   bench.seed = options.seed;
 
   std::printf("bench model: %s on %s (%s), %d warm-up + %d timed blocks, %d forwards/block\n",
@@ -152,6 +160,13 @@ const bool kRegistered = register_bench("model", [](CLI::App& bench) {
   command->add_option("--blocks", options->blocks, "Timed blocks")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  command->add_option("--split-blocks", options->split_blocks,
+                      "Blocks with the attention paths timed, after the timed ones (default: "
+                      "--blocks)");
+  command->add_option("--trace", options->trace_dir,
+                      "Record one further block per policy as a kernel trace in this folder "
+                      "(trace_RES_POLICY.json; CUDA builds)")
+      ->check(CLI::ExistingDirectory);
   command->add_option("--seed", options->seed, "Weights and noise seed");
   command->add_option("--json", options->json_path, "Also write the result as JSON to FILE");
   command->callback([options] { run_bench_model(*options); });
