@@ -67,6 +67,15 @@ if [ "${WITH_ROLLOUT:-0}" = 1 ]; then
     --policies headcast,combined --budget-frames 7 --steps 5 --json "$OUT/rollout_720p.json"
   tail -5 "$OUT/rollout_720p.log" >> "$OUT/summary.txt"
 fi
-[ "${WITH_MODEL_BENCH:-1}" = 1 ] && step bench_model 90 $W bench model --config assets/configs/wan2.1-1.3b.json --device cuda --resolution 720p --policies dense,headcast,dummy \
-  --blocks 3 --json "$OUT/bench_model_720p.json"
+# The whole-DiT bench: MODEL_RES (720p), MODEL_BLOCKS (3 timed), MODEL_ARGS (more flags),
+# MODEL_LIMIT (seconds); TRACE=1 adds one kernel trace per policy (tools/kernel_table.py).
+if [ "${WITH_MODEL_BENCH:-1}" = 1 ]; then
+  res=${MODEL_RES:-720p}
+  trace=()
+  if [ "${TRACE:-0}" = 1 ]; then mkdir -p "$OUT/traces"; trace=(--trace "$OUT/traces"); fi
+  step bench_model_$res ${MODEL_LIMIT:-90} $W bench model --config assets/configs/wan2.1-1.3b.json \
+    --device cuda --resolution $res --policies dense,headcast,dummy --blocks ${MODEL_BLOCKS:-3} \
+    ${MODEL_ARGS:-} "${trace[@]}" --json "$OUT/bench_model_$res.json"
+  tail -6 "$OUT/bench_model_$res.log" >> "$OUT/summary.txt"
+fi
 cat "$OUT/summary.txt"

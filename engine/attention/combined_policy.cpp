@@ -181,7 +181,7 @@ at::Tensor CombinedPolicy::attend(int index, const at::Tensor& q, const at::Tens
   check_attention_inputs("combined", shape_, index, q, k, v, step);
   Layer& layer = layers_[static_cast<size_t>(index)];
   if (!layer.taken_over) return inner_->attend(index, q, k, v, step);
-  at::Tensor out = at::empty({q.size(0), shape_.num_heads, q.size(2), q.size(3)}, q.options());
+  at::Tensor out = empty_layer_output(q, shape_.num_heads);
   if (!layer.global.empty()) {
     const HeadSelection& sel = layer.global_heads;
     at::Tensor o;

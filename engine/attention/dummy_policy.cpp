@@ -5,6 +5,7 @@
 #include <string>
 
 #include "engine/attention/dummy_head_programming.h"
+#include "engine/attention/head_groups.h"
 #include "engine/attention/path_timer.h"
 #include "engine/attention/sdpa.h"
 #include "engine/core/error.h"
@@ -185,7 +186,7 @@ at::Tensor DummyPolicy::attend_cast(Layer& state, const at::Tensor& q, const at:
                               state.neighbour_v.narrow(2, 0, stored + t));
   }
   PathScope scope(timer_, "scatter");
-  at::Tensor out = at::empty_like(q);
+  at::Tensor out = empty_layer_output(q, q.size(1));
   if (packed) out.index_copy_(1, state.packed_heads, out_packed);
   if (neighbour) out.index_copy_(1, state.neighbour_heads, out_neighbour);
   return out;

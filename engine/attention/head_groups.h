@@ -10,6 +10,13 @@
 
 namespace wc::attention {
 
+// A layer's attention output [B, heads, T, D] (like q [B, *, T, D]) to be filled head group by
+// head group, laid out token-major in memory ([B, T, heads, D] transposed): the model feeds it to
+// the output projection as [B, T, heads·D], which is then a view, not a transposing copy.
+inline at::Tensor empty_layer_output(const at::Tensor& q, int64_t heads) {
+  return at::empty({q.size(0), q.size(2), heads, q.size(3)}, q.options()).transpose(1, 2);
+}
+
 class HeadSelection {
  public:
   HeadSelection() = default;

@@ -5,6 +5,7 @@
 #include <map>
 #include <numeric>
 
+#include "engine/attention/head_groups.h"
 #include "engine/core/error.h"
 
 namespace wc::attention {
@@ -201,7 +202,7 @@ at::Tensor LayerStores::attend(const at::Tensor& q, const at::Tensor& k, const a
     // Every head in one plain store, in order: its output is the layer's output.
     return windows_[0].attend(q, k, v, nullptr, timer, window_path_name(window_types_[0]));
   }
-  at::Tensor out = at::empty({q.size(0), heads, q.size(2), q.size(3)}, q.options());
+  at::Tensor out = empty_layer_output(q, heads);
   for (size_t i = 0; i < windows_.size(); ++i) {
     windows_[i].attend(q, k, v, &out, timer, window_path_name(window_types_[i]));
   }
