@@ -39,7 +39,7 @@ for t in $TESTS; do
 done
 [ "${WITH_PRESENT:-1}" = 1 ] && step bench_present 40 $W bench present --res 128x128,1280x720 --frames 300 --json "$OUT/present.json"
 # The bundled model's speed with whole-block CUDA graphs (the default) and without, same machine.
-for graphs in on off; do
+for graphs in ${EVAL_GRAPHS:-on off}; do
   [ "${WITH_EVAL:-1}" = 1 ] || break
   step eval_speed_$graphs 90 $W eval --weights assets/models/game-small --device cuda \
     --metrics speed --seeds 1 --speed-frames 400 --policies ${EVAL_POLICIES:-headcast} --cuda-graphs $graphs \
@@ -67,15 +67,19 @@ if [ "${WITH_ROLLOUT:-0}" = 1 ]; then
     --policies headcast,combined --budget-frames 7 --steps 5 --json "$OUT/rollout_720p.json"
   tail -5 "$OUT/rollout_720p.log" >> "$OUT/summary.txt"
 fi
-# The whole-DiT bench: MODEL_RES (720p), MODEL_BLOCKS (3 timed), MODEL_ARGS (more flags),
-# MODEL_LIMIT (seconds); TRACE=1 adds one kernel trace per policy (tools/kernel_table.py).
+# The whole-DiT bench, one run per word of MODEL_RUNS (RES:WARMUP:BLOCKS:SPLIT, default
+# 720p:9:3:3; SPLIT = blocks with the attention paths timed), MODEL_LIMIT seconds each; TRACE=1
+# adds one kernel trace per policy (tools/kernel_table.py sums them).
 if [ "${WITH_MODEL_BENCH:-1}" = 1 ]; then
-  res=${MODEL_RES:-720p}
   trace=()
   if [ "${TRACE:-0}" = 1 ]; then mkdir -p "$OUT/traces"; trace=(--trace "$OUT/traces"); fi
-  step bench_model_$res ${MODEL_LIMIT:-90} $W bench model --config assets/configs/wan2.1-1.3b.json \
-    --device cuda --resolution $res --policies dense,headcast,dummy --blocks ${MODEL_BLOCKS:-3} \
-    ${MODEL_ARGS:-} "${trace[@]}" --json "$OUT/bench_model_$res.json"
-  tail -6 "$OUT/bench_model_$res.log" >> "$OUT/summary.txt"
+  for run in ${MODEL_RUNS:-720p:9:3:3}; do
+    IFS=: read -r res warmup blocks split <<< "$run"
+    step bench_model_$res ${MODEL_LIMIT:-90} $W bench model \
+      --config assets/configs/wan2.1-1.3b.json --device cuda --resolution $res \
+      --policies dense,headcast,dummy --warmup $warmup --blocks $blocks --split-blocks $split \
+      "${trace[@]}" --json "$OUT/bench_model_$res.json"
+    tail -6 "$OUT/bench_model_$res.log" >> "$OUT/summary.txt"
+  done
 fi
 cat "$OUT/summary.txt"

@@ -1,6 +1,8 @@
 // See head_groups.h.
 #include "engine/attention/head_groups.h"
 
+#include "engine/attention/head_copy.h"
+
 namespace wc::attention {
 
 HeadSelection::HeadSelection(std::vector<int> heads, const at::Device& device)
@@ -13,13 +15,16 @@ HeadSelection::HeadSelection(std::vector<int> heads, const at::Device& device)
 
 at::Tensor HeadSelection::gather(const at::Tensor& x, int64_t dim) const {
   if (contiguous_) return x.narrow(dim, heads_.front(), size());
+  if (dim == 1) {
+    if (auto fast = gather_heads_fast(x, index_)) return *fast;
+  }
   return x.index_select(dim, index_);
 }
 
 void HeadSelection::scatter(at::Tensor& out, const at::Tensor& src, int64_t dim) const {
   if (contiguous_) {
     out.narrow(dim, heads_.front(), size()).copy_(src);
-  } else {
+  } else if (dim != 1 || !scatter_heads_fast(out, src, index_)) {
     out.index_copy_(dim, index_, src);
   }
 }

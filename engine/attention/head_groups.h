@@ -33,9 +33,7 @@ class HeadSelection {
   // out[:, heads] = src along `dim` (out may be a strided view).
   void scatter(at::Tensor& out, const at::Tensor& src, int64_t dim = 1) const;
   // What fixes gather/scatter's device work. See Note [Replayed attention].
-  void add_to(ReplayKey& key) const {
-    key.add(heads_).add(contiguous_ ? 1 : 0).add(index_);
-  }
+  void add_to(ReplayKey& key) const { key.add(heads_).add(contiguous_ ? 1 : 0).add(index_); }
 
  private:
   std::vector<int> heads_;

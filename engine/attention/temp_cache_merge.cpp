@@ -63,16 +63,16 @@ void apply_frame(EntryTable& t, const at::Tensor& k, const at::Tensor& v, const 
   const at::Tensor merged = target.ge(0);
   const at::Tensor goal = target.masked_fill(merged.logical_not(), trash);
   // One key per entry and frame: the newest (largest token index) wins.
-  const at::Tensor newest = at::full({rows, trash + 1}, int64_t{-1}, long_options)
-                                .scatter_reduce(1, goal, token, "amax");
+  const at::Tensor newest =
+      at::full({rows, trash + 1}, int64_t{-1}, long_options).scatter_reduce(1, goal, token, "amax");
   const at::Tensor winner = merged.logical_and(newest.gather(1, goal).eq(token));
   const at::Tensor append = winner.logical_not();
   const at::Tensor append_rank = (append.to(at::kLong).cumsum(1) - 1).clamp_min(0);
   const at::Tensor appended = lowest_free_slots(t, t.capacity, n, trash).gather(1, append_rank);
   const at::Tensor dest = at::where(winner, goal, appended);  // unique per row
 
-  const at::Tensor n_new = at::where(winner, t.counts.gather(1, goal) + 1.0f,
-                                     at::ones({}, t.counts.options()));
+  const at::Tensor n_new =
+      at::where(winner, t.counts.gather(1, goal) + 1.0f, at::ones({}, t.counts.options()));
   const at::Tensor v_old = t.values.narrow(2, 0, d).gather(1, expand_last(goal, d)).to(at::kFloat);
   const at::Tensor vf = v.to(at::kFloat);
   const at::Tensor v_new =
@@ -83,8 +83,9 @@ void apply_frame(EntryTable& t, const at::Tensor& k, const at::Tensor& v, const 
   t.counts.scatter_(1, dest, n_new);
   t.last_frame.scatter_(1, dest, frame.expand({rows, n}));
   t.seq.scatter_(1, dest, at::where(winner, t.seq.gather(1, goal), token + frame * n));
-  t.sink.scatter_(1, dest, t.sink.gather(1, goal).logical_and(winner).logical_or(
-                               append.logical_and(at::full({}, sink, t.sink.options()))));
+  t.sink.scatter_(1, dest,
+                  t.sink.gather(1, goal).logical_and(winner).logical_or(
+                      append.logical_and(at::full({}, sink, t.sink.options()))));
   t.valid.scatter_(1, dest, true);
   t.codes.scatter_(1, dest, codes);
   t.inv_norm.scatter_(1, dest, inverse_norm(k));
@@ -146,8 +147,8 @@ void merge_closest_beyond_budget(EntryTable& t, int64_t budget) {
   const at::Tensor joins_previous = at::cat({no, selected}, 1);  // [R, cap]
   const at::Tensor run = joins_previous.logical_not().to(at::kLong).cumsum(1) - 1;
   const at::Tensor position = at::arange(cap, long_options).unsqueeze(0).expand({rows, cap});
-  const at::Tensor run_last = at::full({rows, cap}, int64_t{0}, long_options)
-                                  .scatter_reduce(1, run, position, "amax");
+  const at::Tensor run_last =
+      at::full({rows, cap}, int64_t{0}, long_options).scatter_reduce(1, run, position, "amax");
   // Slot space: each slot's survivor (the newest member of its run; itself if alone).
   const at::Tensor survivor_of_position = order.gather(1, run_last.gather(1, run));
   at::Tensor survivor = at::arange(cap + 1, long_options).unsqueeze(0).repeat({rows, 1});
@@ -187,8 +188,8 @@ void move_tail_entries(EntryTable& t, int64_t limit) {
     const int64_t dp = buffer->size(2);
     buffer->scatter_(1, expand_last(dest, dp), buffer->narrow(1, limit, tail).clone());
   }
-  for (at::Tensor* column : {&t.counts, &t.last_frame, &t.seq, &t.sink, &t.valid, &t.codes,
-                             &t.inv_norm}) {
+  for (at::Tensor* column :
+       {&t.counts, &t.last_frame, &t.seq, &t.sink, &t.valid, &t.codes, &t.inv_norm}) {
     column->scatter_(1, dest, column->narrow(1, limit, tail).clone());
   }
   t.valid.narrow(1, limit, tail).fill_(false);

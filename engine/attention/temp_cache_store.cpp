@@ -40,8 +40,7 @@ TempCacheStore::TempCacheStore(int batch, int groups, int row_tokens, int frames
   table_.head_dim = head_dim;
   limit_ = limit_for(settings, budget);
   const int64_t block = int64_t{frames_} * row_tokens_;
-  resize(limit_ > 0 ? limit_ + block
-                    : std::max(kUnboundedInitialFrames * row_tokens_, 2 * block));
+  resize(limit_ > 0 ? limit_ + block : std::max(kUnboundedInitialFrames * row_tokens_, 2 * block));
 }
 
 int64_t TempCacheStore::limit_for(const TempCacheSettings& settings, int64_t budget) const {
@@ -61,7 +60,9 @@ void TempCacheStore::resize(int64_t capacity) {
   const int64_t dp = padded_head_dim(head_dim_);
   at::Tensor keys = at::zeros({batch_, groups_, slots, dp}, options_);
   at::Tensor values = at::zeros_like(keys);
-  const auto meta = [&](at::ScalarType type) { return at::zeros({rows, slots}, options_.dtype(type)); };
+  const auto meta = [&](at::ScalarType type) {
+    return at::zeros({rows, slots}, options_.dtype(type));
+  };
   EntryTable t = table_;
   t.counts = meta(at::kFloat);
   t.last_frame = meta(at::kLong);
@@ -73,11 +74,11 @@ void TempCacheStore::resize(int64_t capacity) {
   if (kept > 0) {
     keys.narrow(2, 0, kept).copy_(keys_.narrow(2, 0, kept));
     values.narrow(2, 0, kept).copy_(values_.narrow(2, 0, kept));
-    for (auto [to, from] : {std::pair{&t.counts, &table_.counts},
-                            std::pair{&t.last_frame, &table_.last_frame},
-                            std::pair{&t.seq, &table_.seq}, std::pair{&t.sink, &table_.sink},
-                            std::pair{&t.valid, &table_.valid}, std::pair{&t.codes, &table_.codes},
-                            std::pair{&t.inv_norm, &table_.inv_norm}}) {
+    for (auto [to, from] :
+         {std::pair{&t.counts, &table_.counts}, std::pair{&t.last_frame, &table_.last_frame},
+          std::pair{&t.seq, &table_.seq}, std::pair{&t.sink, &table_.sink},
+          std::pair{&t.valid, &table_.valid}, std::pair{&t.codes, &table_.codes},
+          std::pair{&t.inv_norm, &table_.inv_norm}}) {
       to->narrow(1, 0, kept).copy_(from->narrow(1, 0, kept));
     }
     t.colocated = t.colocated.masked_fill(t.colocated.ge(capacity), kNoEntry);
@@ -153,8 +154,9 @@ bool TempCacheStore::commit_keeps_layout() const {
 void TempCacheStore::commit_host(const std::vector<int64_t>& frames) {
   if (!commit_keeps_layout() || static_cast<int>(frames.size()) != frames_ ||
       frames.front() != frames_committed_) {
-    throw Error("tempcache store", "commit_host for a commit that changes the layout (internal "
-                                   "error)");
+    throw Error("tempcache store",
+                "commit_host for a commit that changes the layout (internal "
+                "error)");
   }
   frames_committed_ += frames_;
   device_frame_ = frames_committed_;
@@ -244,11 +246,11 @@ void TempCacheStore::refresh_bias() {
   const int64_t span = std::min(span_ + current, table_.capacity + 1);
   const int64_t history = std::min(span_, span);
   const at::Tensor counts = table_.counts.narrow(1, 0, history);
-  const at::Tensor bias = at::cat(
-      {at::where(table_.valid.narrow(1, 0, history), counts.clamp_min(1.0f).log(),
-                 at::full({}, kPadBias, counts.options())),
-       at::zeros({rows, span - history}, counts.options())},
-      1);
+  const at::Tensor bias =
+      at::cat({at::where(table_.valid.narrow(1, 0, history), counts.clamp_min(1.0f).log(),
+                         at::full({}, kPadBias, counts.options())),
+               at::zeros({rows, span - history}, counts.options())},
+              1);
   at::Tensor keys = table_.keys.narrow(1, 0, span);
   write_bias_dims(keys, bias, head_dim_);
   if (bias_.defined()) bias_.view({rows, -1}).narrow(1, 0, span).copy_(bias);

@@ -66,6 +66,19 @@ at::Tensor WindowStore::attend(const at::Tensor& q, const at::Tensor& k, const a
   const int64_t held = held_frames();
   const int64_t heads_count = selection_.size();
   at::Tensor result;
+  // The heads first (whole head rows: one fast copy each), then the cell re-layout.
+  at::Tensor qh, kh, vh;
+  {
+    PathScope scope(timer, "gather");
+    qh = selection_.gather(q);
+    kh = selection_.gather(k);
+    vh = selection_.gather(v);
+  }
+  // Cells write their output head-major first when the target's cell view cannot take the head
+  // scatter directly (see below).
+  const bool whole = cells_.is_whole();
+  at::Tensor o_heads;
+  if (out != nullptr && !whole) o_heads = at::empty_like(qh);
   for (size_t g = 0; g < k_.size(); ++g) {
     const CellGroup& group = cells_.groups()[g];
     const int64_t rows = heads_count * group.cells();
@@ -73,14 +86,10 @@ at::Tensor WindowStore::attend(const at::Tensor& q, const at::Tensor& k, const a
     at::Tensor q_cells;
     {
       PathScope scope(timer, "gather");
-      q_cells = selection_.gather(cells_.cell_view(q, frames, group))
+      q_cells = cells_.cell_view(qh, frames, group)
                     .reshape({shape_.batch, rows, frames * cell_tokens, shape_.head_dim});
-      slot_view(k_[g], g)
-          .narrow(4, held, frames)
-          .copy_(selection_.gather(cells_.cell_view(k, frames, group)));
-      slot_view(v_[g], g)
-          .narrow(4, held, frames)
-          .copy_(selection_.gather(cells_.cell_view(v, frames, group)));
+      slot_view(k_[g], g).narrow(4, held, frames).copy_(cells_.cell_view(kh, frames, group));
+      slot_view(v_[g], g).narrow(4, held, frames).copy_(cells_.cell_view(vh, frames, group));
     }
     at::Tensor o;
     {
@@ -89,7 +98,7 @@ at::Tensor WindowStore::attend(const at::Tensor& q, const at::Tensor& k, const a
       o = attention(q_cells, k_[g].narrow(2, 0, keys), v_[g].narrow(2, 0, keys));
     }
     if (out == nullptr) {
-      if (!cells_.is_whole()) throw Error("window store", "cell-major output needs a target");
+      if (!whole) throw Error("window store", "cell-major output needs a target");
       result = o;
       continue;
     }
@@ -97,8 +106,17 @@ at::Tensor WindowStore::attend(const at::Tensor& q, const at::Tensor& k, const a
     const at::Tensor o_cells =
         o.reshape({shape_.batch, heads_count, group.cell_rows, group.cell_cols, frames,
                    group.cell_h, group.cell_w, shape_.head_dim});
-    at::Tensor target = cells_.cell_view(*out, frames, group);
-    selection_.scatter(target, o_cells);
+    if (whole) {
+      // One cell: its view of `out` is plain rows, so the head scatter writes it directly.
+      at::Tensor target = cells_.cell_view(*out, frames, group);
+      selection_.scatter(target, o_cells);
+    } else {
+      cells_.cell_view(o_heads, frames, group).copy_(o_cells);
+    }
+  }
+  if (o_heads.defined()) {
+    PathScope scope(timer, "scatter");
+    selection_.scatter(*out, o_heads);
   }
   return result;
 }
@@ -172,12 +190,11 @@ void WindowStore::commit_host(int64_t first_frame) {
 
 void WindowStore::commit_device(const at::Tensor& k, const at::Tensor& v) {
   const int frames = shape_.geometry.frames;
+  const at::Tensor kh = selection_.gather(k), vh = selection_.gather(v);
   for (size_t g = 0; g < k_.size(); ++g) {
     const CellGroup& group = cells_.groups()[g];
-    slot_view(k_[g], g).index_copy_(4, slot_index_,
-                                    selection_.gather(cells_.cell_view(k, frames, group)));
-    slot_view(v_[g], g).index_copy_(4, slot_index_,
-                                    selection_.gather(cells_.cell_view(v, frames, group)));
+    slot_view(k_[g], g).index_copy_(4, slot_index_, cells_.cell_view(kh, frames, group));
+    slot_view(v_[g], g).index_copy_(4, slot_index_, cells_.cell_view(vh, frames, group));
   }
 }
 

@@ -56,7 +56,8 @@ std::vector<ModelBenchRow> run_model_bench(
       const int split_blocks =
           options.split_blocks >= 0 ? options.split_blocks : options.timed_blocks;
       const bool trace = !options.trace_dir.empty();
-      const std::unique_ptr<attention::BenchTimer> timer = attention::make_bench_timer(options.device);
+      const std::unique_ptr<attention::BenchTimer> timer =
+          attention::make_bench_timer(options.device);
       std::vector<double> block_ms, decode_ms, attention_ms, rest_ms, split_ms;
       std::map<std::string, std::vector<double>> path_ms;
       for (int b = 0; b < plain_blocks + split_blocks + (trace ? 1 : 0); ++b) {

@@ -101,9 +101,11 @@ TEST(ReplayedCommit, TempCacheSplitEqualsEager) {
 TEST(ReplayedCommit, CombinedSplitEqualsEager) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(testing::seed_trace(seed));
-  const nlohmann::json settings = {{"window", 8},          {"cell", 2},
+  const nlohmann::json settings = {{"window", 8},
+                                   {"cell", 2},
                                    {"cast", {{"mix", {1, 1, 1, 1}}}},
-                                   {"tau", 0.3},           {"budget", 5 * 16}};
+                                   {"tau", 0.3},
+                                   {"budget", 5 * 16}};
   EXPECT_GE(expect_split_matches_eager("combined", settings, 12, seed), 8);
 }
 

@@ -57,7 +57,8 @@ TEST(ModelGpu, Bf16TrainingForwardMatchesCpuFloat) {
   const at::Tensor actions = at::randint(c.num_actions, {1, 6}, at::kLong);
   torch::NoGradGuard no_grad;
   const at::Tensor expected = cpu->forward_train({clip, t, actions, 0, at::Tensor()});
-  const at::Tensor got = gpu->forward_train({clip.cuda(), t.cuda(), actions.cuda(), 0, at::Tensor()});
+  const at::Tensor got =
+      gpu->forward_train({clip.cuda(), t.cuda(), actions.cuda(), 0, at::Tensor()});
   EXPECT_EQ(got.scalar_type(), at::kBFloat16);
   EXPECT_LT(relative_error(got, expected), 3e-2);
 }

@@ -126,8 +126,9 @@ void run_bench_model(const BenchModelOptions& options) {
         row.rest_ms_median);
     std::fflush(stdout);
   });
-  std::printf("* from separate blocks with the attention paths timed (gathers and scatters "
-              "included); rest = projections, MLPs, norms, RoPE\n");
+  std::printf(
+      "* from separate blocks with the attention paths timed (gathers and scatters "
+      "included); rest = projections, MLPs, norms, RoPE\n");
   if (!options.json_path.empty()) {
     write_file_atomically(options.json_path, rollout::model_bench_json(bench, rows).dump(2) + "\n");
     std::printf("wrote %s\n", options.json_path.c_str());
@@ -163,9 +164,10 @@ const bool kRegistered = register_bench("model", [](CLI::App& bench) {
   command->add_option("--split-blocks", options->split_blocks,
                       "Blocks with the attention paths timed, after the timed ones (default: "
                       "--blocks)");
-  command->add_option("--trace", options->trace_dir,
-                      "Record one further block per policy as a kernel trace in this folder "
-                      "(trace_RES_POLICY.json; CUDA builds)")
+  command
+      ->add_option("--trace", options->trace_dir,
+                   "Record one further block per policy as a kernel trace in this folder "
+                   "(trace_RES_POLICY.json; CUDA builds)")
       ->check(CLI::ExistingDirectory);
   command->add_option("--seed", options->seed, "Weights and noise seed");
   command->add_option("--json", options->json_path, "Also write the result as JSON to FILE");
