@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/attention/path_timer.h"
 #include "engine/attention/policy_stats.h"
@@ -23,7 +24,7 @@ struct ModelShape {
   int num_heads = 1;
   int head_dim = 64;
   int batch = 1;
-  BlockGeometry geometry;             // the block geometry of the rollout
+  BlockGeometry geometry;  // the block geometry of the rollout
   at::Device device = at::kCPU;
   at::ScalarType dtype = at::kFloat;  // dtype of q/k/v and of the stores
 };
@@ -90,6 +91,22 @@ class AttentionPolicy {
   virtual void commit_host(const StepInfo& clean) {
     (void)clean;
     throw Error(name(), "commit_host: this policy offers no replayed commit");
+  }
+
+  // Note [Head order]
+  // A policy that splits a layer's heads into groups (HeadCast's types) gathers each group's
+  // heads out of q, k, v and scatters its results back: one extra pass over q, k, v and the output
+  // per attention call. head_order(layer) is an order of the layer's heads (position j holds head
+  // order[j]) in which every group is one contiguous range, so that gathers become views; nullptr
+  // where the policy has none. A caller that can produce q, k, v in that order (the model permutes
+  // its projection weights once per order) sets StepInfo::heads_grouped: attend() and commit()
+  // then take q, k, v and return the output in that order. The order may change only in commit()
+  // and configure() (a re-cast), so asking for it before a layer's attend() gives the order that
+  // attend() and the clean pass's commit() of that layer use. With the flag unset, or where
+  // head_order() is nullptr, the model's own order holds.
+  virtual const std::vector<int>* head_order(int layer) const {
+    (void)layer;
+    return nullptr;
   }
 
   // Optional instrumentation: the policy brackets each attention path with timer->begin/end.

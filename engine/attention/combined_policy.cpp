@@ -75,6 +75,14 @@ at::Tensor cell_rows(const at::Tensor& x, int frames, const CellGrid& grid, cons
       {x.size(0), x.size(1) * group.cells(), int64_t{frames} * group.cell_tokens(), x.size(-1)});
 }
 
+// This policy offers no head order, so its q, k, v are in the model's order whatever the flag
+// says; the inner HeadCast policy must not read them as grouped (Note [Head order]).
+StepInfo in_model_order(const StepInfo& step) {
+  StepInfo plain = step;
+  plain.heads_grouped = false;
+  return plain;
+}
+
 }  // namespace
 
 CombinedPolicy::CombinedPolicy(const ModelShape& shape, const nlohmann::json& settings)
@@ -180,7 +188,7 @@ at::Tensor CombinedPolicy::attend(int index, const at::Tensor& q, const at::Tens
                                   const at::Tensor& v, const StepInfo& step) {
   check_attention_inputs("combined", shape_, index, q, k, v, step);
   Layer& layer = layers_[static_cast<size_t>(index)];
-  if (!layer.taken_over) return inner_->attend(index, q, k, v, step);
+  if (!layer.taken_over) return inner_->attend(index, q, k, v, in_model_order(step));
   at::Tensor out = empty_layer_output(q, shape_.num_heads);
   if (!layer.global.empty()) {
     const HeadSelection& sel = layer.global_heads;
@@ -234,7 +242,7 @@ void CombinedPolicy::commit(int index, const at::Tensor& k, const at::Tensor& v,
     blocks_committed_ = std::max(blocks_committed_, layer.blocks_committed);
   }
   if (!layer.taken_over) {
-    inner_->commit(index, k, v, step);
+    inner_->commit(index, k, v, in_model_order(step));
     const auto& types = inner_->cast(index);
     if (std::any_of(types.begin(), types.end(), [](HeadType t) { return t != HeadType::kDense; })) {
       take_over(index);

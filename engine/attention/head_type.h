@@ -26,10 +26,10 @@ std::optional<HeadType> parse_head_type(std::string_view name);
 // Dummy Forcing stores its normalised attention masses in the same slots (see dummy_policy.h).
 struct HeadScores {
   static constexpr float kUnset = std::numeric_limits<float>::quiet_NaN();
-  float sink = kUnset;          // S_sink: mean cosine(o_full, o_sink)
-  float dummy = kUnset;         // S_dummy: mean cosine(o_full, o_dummy)
-  float spatial_mean = kUnset;  // M_sp: mean cosine(o_full, o_spatial)
-  float spatial_score = kUnset; // S_sp: P5(cosine) - gamma * relative error
+  float sink = kUnset;           // S_sink: mean cosine(o_full, o_sink)
+  float dummy = kUnset;          // S_dummy: mean cosine(o_full, o_dummy)
+  float spatial_mean = kUnset;   // M_sp: mean cosine(o_full, o_spatial)
+  float spatial_score = kUnset;  // S_sp: P5(cosine) - gamma * relative error
 };
 
 }  // namespace wc::attention

@@ -60,24 +60,25 @@ at::Tensor HeadCastPolicy::attend(int index, const at::Tensor& q, const at::Tens
                                   const at::Tensor& v, const StepInfo& step) {
   check_attention_inputs("headcast", shape_, index, q, k, v, step);
   Layer& layer = layers_[static_cast<size_t>(index)];
-  at::Tensor out = layer.stores.attend(q, k, v, timer_);
+  at::Tensor out = layer.stores.attend(q, k, v, timer_, step.heads_grouped);
   // Classification at the first block whose history holds the window (before any eviction), at
   // step classify_step, or on the clean pass when the rollout has fewer denoising steps.
   if (!layer.classified && !layer.evidence_pending && settings_.cast.is_null() &&
       step.block_index >= classification_block() &&
       (step.clean_pass || step.denoise_step >= settings_.classify_step)) {
-    classify(layer, index, q, step.block_index);
+    classify(layer, index, q, step.block_index, step.heads_grouped);
   }
   return out;
 }
 
-void HeadCastPolicy::classify(Layer& layer, int index, const at::Tensor& q, int64_t block) {
+void HeadCastPolicy::classify(Layer& layer, int index, const at::Tensor& q, int64_t block,
+                              bool grouped) {
   PathScope scope(timer_, "classify");
   const auto rows = sample_query_rows(shape_.geometry.tokens_per_block(), settings_.query_sample,
                                       settings_.seed * 1000003ull + static_cast<uint64_t>(index));
   for (const WindowStore& store : layer.stores.windows()) {
     ClassifyInputs inputs;
-    inputs.q = store.selection().gather(q);
+    inputs.q = store.selection(grouped).gather(q);
     inputs.k = store.keys_with_current();
     inputs.v = store.values_with_current();
     inputs.slot_frames = store.slot_frames();
@@ -105,7 +106,7 @@ void HeadCastPolicy::commit(int index, const at::Tensor& k, const at::Tensor& v,
   check_attention_inputs("headcast", shape_, index, k, k, v, step);
   Layer& layer = layers_[static_cast<size_t>(index)];
   if (step.commit_device_only) {
-    layer.stores.commit_device(k, v);
+    layer.stores.commit_device(k, v, step.heads_grouped);
     return;
   }
   if (step.block_index != layer.blocks_committed) {
@@ -113,7 +114,7 @@ void HeadCastPolicy::commit(int index, const at::Tensor& k, const at::Tensor& v,
                                 std::to_string(step.block_index) + ", expected block " +
                                 std::to_string(layer.blocks_committed));
   }
-  layer.stores.commit(k, v, step.block_index);
+  layer.stores.commit(k, v, step.block_index, step.heads_grouped);
   layer.blocks_committed = step.block_index + 1;
   blocks_committed_ = std::max(blocks_committed_, layer.blocks_committed);
   if (layer.evidence_pending) {
@@ -169,6 +170,10 @@ void HeadCastPolicy::reclassify() {
     layer.classified = false;
     layer.evidence_pending = false;
   }
+}
+
+const std::vector<int>* HeadCastPolicy::head_order(int layer) const {
+  return &layers_.at(static_cast<size_t>(layer)).stores.head_order();
 }
 
 std::optional<uint64_t> HeadCastPolicy::attend_replay_key() const {

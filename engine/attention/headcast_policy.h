@@ -21,6 +21,7 @@ class HeadCastPolicy : public AttentionPolicy {
                     const StepInfo& step) override;
   void commit(int layer, const at::Tensor& k, const at::Tensor& v, const StepInfo& step) override;
   PolicyStats stats() const override;
+  const std::vector<int>* head_order(int layer) const override;
   std::optional<uint64_t> attend_replay_key() const override;
   std::optional<uint64_t> block_replay_key(const StepInfo& clean) const override;
   void commit_host(const StepInfo& clean) override;
@@ -51,7 +52,7 @@ class HeadCastPolicy : public AttentionPolicy {
   };
 
   StoreLayout layout() const;
-  void classify(Layer& layer, int index, const at::Tensor& q, int64_t block);
+  void classify(Layer& layer, int index, const at::Tensor& q, int64_t block, bool grouped);
   std::vector<HeadType> decide(const Layer& layer) const;
 
   ModelShape shape_;

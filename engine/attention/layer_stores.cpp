@@ -179,6 +179,17 @@ void LayerStores::rebuild(const std::vector<HeadType>& types,
     v_blocks = at::cat(vs, 1);
   }
   sink_dummy_ = SinkDummyStore(shape_, sink_heads, dummy_heads, k_blocks, v_blocks, held_blocks);
+  // Note [Head order]: each store's heads become one contiguous range.
+  order_.clear();
+  for (WindowStore& store : windows_) {
+    store.set_grouped_position(static_cast<int>(order_.size()));
+    order_.insert(order_.end(), store.heads().begin(), store.heads().end());
+  }
+  if (!sink_dummy_.empty()) {
+    sink_dummy_.set_grouped_position(static_cast<int>(order_.size()));
+    const std::vector<int>& heads = sink_dummy_.selection().heads();
+    order_.insert(order_.end(), heads.begin(), heads.end());
+  }
 }
 
 void LayerStores::recast(const std::vector<HeadType>& types, const StoreLayout& layout,
@@ -195,18 +206,18 @@ void LayerStores::recast(const std::vector<HeadType>& types, const StoreLayout& 
 }
 
 at::Tensor LayerStores::attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                               PathTimer* timer) {
+                               PathTimer* timer, bool grouped) {
   const auto heads = static_cast<int64_t>(types_.size());
   if (windows_.size() == 1 && sink_dummy_.empty() && windows_[0].cells().is_whole() &&
       windows_[0].selection().contiguous()) {
     // Every head in one plain store, in order: its output is the layer's output.
-    return windows_[0].attend(q, k, v, nullptr, timer, window_path_name(window_types_[0]));
+    return windows_[0].attend(q, k, v, nullptr, timer, window_path_name(window_types_[0]), grouped);
   }
   at::Tensor out = empty_layer_output(q, heads);
   for (size_t i = 0; i < windows_.size(); ++i) {
-    windows_[i].attend(q, k, v, &out, timer, window_path_name(window_types_[i]));
+    windows_[i].attend(q, k, v, &out, timer, window_path_name(window_types_[i]), grouped);
   }
-  if (!sink_dummy_.empty()) sink_dummy_.attend(q, k, v, out, timer);
+  if (!sink_dummy_.empty()) sink_dummy_.attend(q, k, v, out, timer, grouped);
   return out;
 }
 
@@ -242,15 +253,15 @@ void LayerStores::commit_host(int64_t block) {
   frames_committed_ = first_frame + shape_.geometry.frames;
 }
 
-void LayerStores::commit_device(const at::Tensor& k, const at::Tensor& v) {
-  for (WindowStore& store : windows_) store.commit_device(k, v);
-  if (!sink_dummy_.empty()) sink_dummy_.commit_device(k, v);
+void LayerStores::commit_device(const at::Tensor& k, const at::Tensor& v, bool grouped) {
+  for (WindowStore& store : windows_) store.commit_device(k, v, grouped);
+  if (!sink_dummy_.empty()) sink_dummy_.commit_device(k, v, grouped);
 }
 
-void LayerStores::commit(const at::Tensor& k, const at::Tensor& v, int64_t block) {
+void LayerStores::commit(const at::Tensor& k, const at::Tensor& v, int64_t block, bool grouped) {
   const int64_t first_frame = block * shape_.geometry.frames;
-  for (WindowStore& store : windows_) store.commit(k, v, first_frame);
-  if (!sink_dummy_.empty()) sink_dummy_.commit(k, v, block);
+  for (WindowStore& store : windows_) store.commit(k, v, first_frame, grouped);
+  if (!sink_dummy_.empty()) sink_dummy_.commit(k, v, block, grouped);
   frames_committed_ = first_frame + shape_.geometry.frames;
   // Merge groups of one type that now hold the same frames.
   for (size_t i = 0; i < windows_.size(); ++i) {

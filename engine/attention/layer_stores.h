@@ -57,11 +57,17 @@ class LayerStores {
   void recast(const std::vector<HeadType>& types, const StoreLayout& layout,
               int64_t frames_committed);
 
-  // The layer's attention output [B, H, T, D].
-  at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                    PathTimer* timer);
+  // The layer's heads with each store's heads contiguous: the window stores' heads in store
+  // order, then the Sink heads, then the Dummy heads (Note [Head order]). Changes only when the
+  // stores are rebuilt (a re-cast, or groups merging after a commit).
+  const std::vector<int>& head_order() const { return order_; }
+
+  // The layer's attention output [B, H, T, D]. With `grouped`, q, k, v and the output hold the
+  // heads in head_order() (Note [Head order]); so do k, v of the commits below.
+  at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, PathTimer* timer,
+                    bool grouped = false);
   // Writes block `block` into every store, then merges groups that caught up.
-  void commit(const at::Tensor& k, const at::Tensor& v, int64_t block);
+  void commit(const at::Tensor& k, const at::Tensor& v, int64_t block, bool grouped = false);
 
   // The frames head `head` holds, ascending.
   std::vector<int64_t> held_frames(int head) const;
@@ -70,7 +76,7 @@ class LayerStores {
   // layout (no growth, compaction or merge of groups), and its host and device halves.
   bool commit_keeps_layout(int64_t block) const;
   void commit_host(int64_t block);
-  void commit_device(const at::Tensor& k, const at::Tensor& v);
+  void commit_device(const at::Tensor& k, const at::Tensor& v, bool grouped = false);
   // What fixes attend()'s device work: every store, in attend()'s order. See Note [Replayed
   // attention].
   void add_to(ReplayKey& key) const;
@@ -87,6 +93,7 @@ class LayerStores {
   std::vector<WindowStore> windows_;
   std::vector<HeadType> window_types_;
   SinkDummyStore sink_dummy_;
+  std::vector<int> order_;
 };
 
 // The timer path name of a window-stored type ("dense", "global", "spatial").

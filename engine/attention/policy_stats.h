@@ -17,9 +17,9 @@ struct HeadStats {
 };
 
 struct TypeStats {
-  int heads = 0;                // heads of this type over all layers
-  int64_t cached_tokens = 0;    // key/value entries held, summed over those heads (per batch item)
-  int64_t cached_bytes = 0;     // bytes of K and V held for them
+  int heads = 0;              // heads of this type over all layers
+  int64_t cached_tokens = 0;  // key/value entries held, summed over those heads (per batch item)
+  int64_t cached_bytes = 0;   // bytes of K and V held for them
   // TempCache bookkeeping (zero for policies that do not merge).
   int64_t merges = 0;
   int64_t evictions = 0;
@@ -28,9 +28,9 @@ struct TypeStats {
 
 struct PolicyStats {
   std::string policy;
-  bool classified = false;      // the one-time cast has happened (or was forced)
+  bool classified = false;  // the one-time cast has happened (or was forced)
   int64_t blocks_committed = 0;
-  std::vector<std::vector<HeadStats>> heads;   // [layer][head]
+  std::vector<std::vector<HeadStats>> heads;  // [layer][head]
   std::array<TypeStats, kHeadTypeCount> per_type{};
 
   int64_t total_tokens() const {

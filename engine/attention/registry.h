@@ -20,8 +20,9 @@ void register_policy(const std::string& name, PolicyFactory factory);
 
 // Creates the policy `name` configured with `settings` (a JSON object; may be empty). Throws
 // wc::Error for an unknown name (listing the known ones) or bad settings (naming the key).
-std::unique_ptr<AttentionPolicy> create_policy(const std::string& name, const ModelShape& shape,
-                                               const nlohmann::json& settings = nlohmann::json::object());
+std::unique_ptr<AttentionPolicy> create_policy(
+    const std::string& name, const ModelShape& shape,
+    const nlohmann::json& settings = nlohmann::json::object());
 
 std::vector<std::string> policy_names();
 

@@ -1,6 +1,8 @@
 // See sink_dummy_store.h.
 #include "engine/attention/sink_dummy_store.h"
 
+#include <numeric>
+
 #include "engine/attention/sdpa.h"
 #include "engine/core/error.h"
 
@@ -28,16 +30,25 @@ SinkDummyStore::SinkDummyStore(const StoreShape& shape, std::vector<int> sink_he
   }
 }
 
+void SinkDummyStore::set_grouped_position(int first) {
+  std::vector<int> all(static_cast<size_t>(selection_.size()));
+  std::iota(all.begin(), all.end(), first);
+  const auto device = shape_.options.device();
+  grouped_dummies_ = HeadSelection(std::vector<int>(all.begin() + sink_count_, all.end()), device);
+  grouped_ = HeadSelection(std::move(all), device);
+}
+
 void SinkDummyStore::attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                            at::Tensor& out, PathTimer* timer) {
+                            at::Tensor& out, PathTimer* timer, bool grouped) {
+  const HeadSelection& heads = grouped ? grouped_ : selection_;
   const int64_t tokens = shape_.geometry.tokens_per_block();
   const int64_t offset = holds_block_ ? tokens : 0;
   at::Tensor q_heads;
   {
     PathScope scope(timer, "gather");
-    q_heads = selection_.gather(q);
-    k_.narrow(2, offset, tokens).copy_(selection_.gather(k));
-    v_.narrow(2, offset, tokens).copy_(selection_.gather(v));
+    q_heads = heads.gather(q);
+    k_.narrow(2, offset, tokens).copy_(heads.gather(k));
+    v_.narrow(2, offset, tokens).copy_(heads.gather(v));
   }
   at::Tensor o;
   {
@@ -45,20 +56,21 @@ void SinkDummyStore::attend(const at::Tensor& q, const at::Tensor& k, const at::
     o = attention(q_heads, k_.narrow(2, 0, offset + tokens), v_.narrow(2, 0, offset + tokens));
   }
   PathScope scope(timer, "scatter");
-  selection_.scatter(out, o);
+  heads.scatter(out, o);
 }
 
-void SinkDummyStore::commit(const at::Tensor& k, const at::Tensor& v, int64_t block) {
+void SinkDummyStore::commit(const at::Tensor& k, const at::Tensor& v, int64_t block, bool grouped) {
   const int64_t tokens = shape_.geometry.tokens_per_block();
   if (!holds_block_) {
-    k_.narrow(2, 0, tokens).copy_(selection_.gather(k));
-    v_.narrow(2, 0, tokens).copy_(selection_.gather(v));
+    const HeadSelection& heads = grouped ? grouped_ : selection_;
+    k_.narrow(2, 0, tokens).copy_(heads.gather(k));
+    v_.narrow(2, 0, tokens).copy_(heads.gather(v));
     for (auto& held : held_blocks_) held = block;
     holds_block_ = true;
     return;
   }
   commit_host(block);
-  commit_device(k, v);
+  commit_device(k, v, grouped);
 }
 
 void SinkDummyStore::commit_host(int64_t block) {
@@ -68,12 +80,13 @@ void SinkDummyStore::commit_host(int64_t block) {
   }
 }
 
-void SinkDummyStore::commit_device(const at::Tensor& k, const at::Tensor& v) {
+void SinkDummyStore::commit_device(const at::Tensor& k, const at::Tensor& v, bool grouped) {
   if (dummy_selection_.empty()) return;
+  const HeadSelection& dummies_of = grouped ? grouped_dummies_ : dummy_selection_;
   const int64_t tokens = shape_.geometry.tokens_per_block();
   const int dummies = dummy_selection_.size();
-  k_.narrow(1, sink_count_, dummies).narrow(2, 0, tokens).copy_(dummy_selection_.gather(k));
-  v_.narrow(1, sink_count_, dummies).narrow(2, 0, tokens).copy_(dummy_selection_.gather(v));
+  k_.narrow(1, sink_count_, dummies).narrow(2, 0, tokens).copy_(dummies_of.gather(k));
+  v_.narrow(1, sink_count_, dummies).narrow(2, 0, tokens).copy_(dummies_of.gather(v));
 }
 
 FrameBatch SinkDummyStore::block(int position) const {

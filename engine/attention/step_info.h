@@ -18,13 +18,16 @@ struct BlockGeometry {
 };
 
 struct StepInfo {
-  int64_t block_index = 0;     // AR block index, 0 for the first block of a rollout
-  int denoise_step = 0;        // 0 .. num_denoise_steps-1; the clean pass comes after them
+  int64_t block_index = 0;  // AR block index, 0 for the first block of a rollout
+  int denoise_step = 0;     // 0 .. num_denoise_steps-1; the clean pass comes after them
   int num_denoise_steps = 1;
-  double noise_level = 1.0;    // flow-matching t in [0, 1]; 1 is pure noise, 0 is clean
-  bool clean_pass = false;     // the pass at noise 0 whose K/V get committed
+  double noise_level = 1.0;  // flow-matching t in [0, 1]; 1 is pure noise, 0 is clean
+  bool clean_pass = false;   // the pass at noise 0 whose K/V get committed
   // commit() does its device half only: its host half ran before (Note [Replayed commit]).
   bool commit_device_only = false;
+  // q, k, v (and attend()'s output) hold the heads in the policy's head_order() for the layer,
+  // not in the model's order (Note [Head order], attention_policy.h).
+  bool heads_grouped = false;
   BlockGeometry geometry;
 };
 

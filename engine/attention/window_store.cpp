@@ -60,8 +60,15 @@ std::vector<int64_t> WindowStore::sorted_frames() const {
   return frames;
 }
 
+void WindowStore::set_grouped_position(int first) {
+  std::vector<int> positions(static_cast<size_t>(selection_.size()));
+  std::iota(positions.begin(), positions.end(), first);
+  grouped_ = HeadSelection(std::move(positions), shape_.options.device());
+}
+
 at::Tensor WindowStore::attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                               at::Tensor* out, PathTimer* timer, const char* path) {
+                               at::Tensor* out, PathTimer* timer, const char* path, bool grouped) {
+  const HeadSelection& heads = selection(grouped);
   const int frames = shape_.geometry.frames;
   const int64_t held = held_frames();
   const int64_t heads_count = selection_.size();
@@ -70,9 +77,9 @@ at::Tensor WindowStore::attend(const at::Tensor& q, const at::Tensor& k, const a
   at::Tensor qh, kh, vh;
   {
     PathScope scope(timer, "gather");
-    qh = selection_.gather(q);
-    kh = selection_.gather(k);
-    vh = selection_.gather(v);
+    qh = heads.gather(q);
+    kh = heads.gather(k);
+    vh = heads.gather(v);
   }
   // Cells write their output head-major first when the target's cell view cannot take the head
   // scatter directly (see below).
@@ -109,14 +116,14 @@ at::Tensor WindowStore::attend(const at::Tensor& q, const at::Tensor& k, const a
     if (whole) {
       // One cell: its view of `out` is plain rows, so the head scatter writes it directly.
       at::Tensor target = cells_.cell_view(*out, frames, group);
-      selection_.scatter(target, o_cells);
+      heads.scatter(target, o_cells);
     } else {
       cells_.cell_view(o_heads, frames, group).copy_(o_cells);
     }
   }
   if (o_heads.defined()) {
     PathScope scope(timer, "scatter");
-    selection_.scatter(*out, o_heads);
+    heads.scatter(*out, o_heads);
   }
   return result;
 }
@@ -185,12 +192,21 @@ void WindowStore::commit_host(int64_t first_frame) {
   for (size_t i = 0; i < slots.size(); ++i) {
     slot_frames_[static_cast<size_t>(slots[i])] = first_frame + static_cast<int64_t>(i);
   }
-  slot_index_.copy_(at::tensor(slots, at::TensorOptions().dtype(at::kLong)));
+  upload_slot_index(slots);
 }
 
-void WindowStore::commit_device(const at::Tensor& k, const at::Tensor& v) {
+void WindowStore::upload_slot_index(const std::vector<int64_t>& slots) {
+  // From pinned memory the upload is queued, not waited for: a pageable one makes the host wait
+  // for the device to drain, once per layer in every clean pass.
+  at::Tensor host = at::tensor(slots, at::TensorOptions().dtype(at::kLong));
+  if (slot_index_.is_cuda()) host = host.pin_memory();
+  slot_index_.copy_(host, /*non_blocking=*/true);
+}
+
+void WindowStore::commit_device(const at::Tensor& k, const at::Tensor& v, bool grouped) {
   const int frames = shape_.geometry.frames;
-  const at::Tensor kh = selection_.gather(k), vh = selection_.gather(v);
+  const HeadSelection& heads = selection(grouped);
+  const at::Tensor kh = heads.gather(k), vh = heads.gather(v);
   for (size_t g = 0; g < k_.size(); ++g) {
     const CellGroup& group = cells_.groups()[g];
     slot_view(k_[g], g).index_copy_(4, slot_index_, cells_.cell_view(kh, frames, group));
@@ -198,10 +214,11 @@ void WindowStore::commit_device(const at::Tensor& k, const at::Tensor& v) {
   }
 }
 
-void WindowStore::commit(const at::Tensor& k, const at::Tensor& v, int64_t first_frame) {
+void WindowStore::commit(const at::Tensor& k, const at::Tensor& v, int64_t first_frame,
+                         bool grouped) {
   if (commit_keeps_layout(first_frame)) {
     commit_host(first_frame);
-    commit_device(k, v);
+    commit_device(k, v, grouped);
     return;
   }
   const int frames = shape_.geometry.frames;
@@ -224,8 +241,8 @@ void WindowStore::commit(const at::Tensor& k, const at::Tensor& v, int64_t first
     if (window_.window > 0) throw Error("window store", "window overflow (internal error)");
     grow(capacity_ * 2);
   }
-  slot_index_.copy_(at::tensor(slots, at::TensorOptions().dtype(at::kLong)));
-  commit_device(k, v);
+  upload_slot_index(slots);
+  commit_device(k, v, grouped);
   if (next_free < free_slots.size()) {
     // More frames left the window than arrived (it shrank): rebuild compactly. Rare (settings).
     std::vector<int> all(selection_.size());
@@ -241,7 +258,9 @@ void WindowStore::commit(const at::Tensor& k, const at::Tensor& v, int64_t first
     }
     const at::Tensor index = long_tensor(keep_index, shape_.options.device());
     FrameBatch compact{kept.k.index_select(2, index), kept.v.index_select(2, index), keep_frames};
+    const HeadSelection grouped_heads = grouped_;
     *this = WindowStore(shape_, cells_, selection_.heads(), window_, compact);
+    grouped_ = grouped_heads;
   }
 }
 

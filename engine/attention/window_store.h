@@ -57,6 +57,10 @@ class WindowStore {
               const FrameBatch& history);
 
   const HeadSelection& selection() const { return selection_; }
+  // The store's heads in q, k, v whose heads come in the layer's grouped order (Note [Head
+  // order]): positions [first, first + heads) there, set by the layer's stores.
+  const HeadSelection& selection(bool grouped) const { return grouped ? grouped_ : selection_; }
+  void set_grouped_position(int first);
   const std::vector<int>& heads() const { return selection_.heads(); }
   const CellGrid& cells() const { return cells_; }
   int64_t held_frames() const { return static_cast<int64_t>(slot_frames_.size()); }
@@ -68,8 +72,9 @@ class WindowStore {
   // q ([B, H, T, D], all heads of the layer) over history + current block. If `out` is given the
   // result is scattered into it at this store's heads; otherwise it is returned as
   // [B, heads, T, D] (whole-grid stores only). `path` names the attention for the timer.
+  // `grouped`: q, k, v and out hold the layer's heads in grouped order (Note [Head order]).
   at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, at::Tensor* out,
-                    PathTimer* timer, const char* path);
+                    PathTimer* timer, const char* path, bool grouped = false);
 
   // History + current block as [B, heads, (held + F)·N, D] (whole-grid stores, after attend()),
   // slot by slot; `slot_frames()` names the history slots, the current block follows them.
@@ -78,7 +83,7 @@ class WindowStore {
 
   // Writes the block that starts at frame `first_frame` and evicts frames the window no longer
   // keeps. k, v: [B, H, T, D] of the whole layer.
-  void commit(const at::Tensor& k, const at::Tensor& v, int64_t first_frame);
+  void commit(const at::Tensor& k, const at::Tensor& v, int64_t first_frame, bool grouped = false);
 
   // Note [Replayed commit]'s pieces. Whether commit(first_frame) keeps the buffers and shapes: a
   // bounded window, full, from which exactly one block of frames leaves.
@@ -89,7 +94,7 @@ class WindowStore {
   // of those that leave and copies the slot indices to the device; the device half writes k, v
   // into those slots.
   void commit_host(int64_t first_frame);
-  void commit_device(const at::Tensor& k, const at::Tensor& v);
+  void commit_device(const at::Tensor& k, const at::Tensor& v, bool grouped = false);
 
   // The history of the heads at `positions` (indices into heads()), frames ascending.
   FrameBatch history(const std::vector<int>& positions) const;
@@ -99,6 +104,8 @@ class WindowStore {
   void add_to(ReplayKey& key) const;
 
  private:
+  // Copies the slots of the block being committed into slot_index_ without waiting for the device.
+  void upload_slot_index(const std::vector<int64_t>& slots);
   at::Tensor slot_view(const at::Tensor& store, size_t group) const;
   // The slots, ascending, of the frames the window no longer keeps once the block starting at
   // `first_frame` is committed.
@@ -108,6 +115,7 @@ class WindowStore {
   StoreShape shape_;
   CellGrid cells_;
   HeadSelection selection_;
+  HeadSelection grouped_;  // the same heads as positions in the grouped order
   FrameWindow window_;
   int64_t capacity_ = 0;
   std::vector<int64_t> slot_frames_;

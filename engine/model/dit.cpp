@@ -2,6 +2,8 @@
 // embeddings, which are computed in float32 (ops.h) and cast back.
 #include "engine/model/dit.h"
 
+#include <c10/core/GradMode.h>
+
 #include <torch/version.h>
 
 #include <cmath>
@@ -42,14 +44,64 @@ SelfAttentionImpl::SelfAttentionImpl(const ModelConfig& config)
 }
 
 at::Tensor SelfAttentionImpl::forward(const at::Tensor& x, const RopeRotation& rope, int layer,
-                                      const AttendFn& attend) {
+                                      const AttendFn& attend, const std::vector<int>* order) {
   const int64_t b = x.size(0), t = x.size(1);
+  bool identity = order == nullptr;
+  if (!identity) {
+    identity = true;
+    for (size_t j = 0; j < order->size(); ++j) identity &= (*order)[j] == static_cast<int>(j);
+  }
   // [B, T, D] -> [B, H, T, Dh]
-  const at::Tensor qh = qk_norm_rope(project(q, x), norm_q->weight, rope, heads_, norm_q->eps());
-  const at::Tensor kh = qk_norm_rope(project(k, x), norm_k->weight, rope, heads_, norm_k->eps());
-  const at::Tensor vh = project(v, x).view({b, t, heads_, head_dim_}).transpose(1, 2).contiguous();
+  at::Tensor qh, kh, vh;
+  if (identity) {
+    qh = qk_norm_rope(project(q, x), norm_q->weight, rope, heads_, norm_q->eps());
+    kh = qk_norm_rope(project(k, x), norm_k->weight, rope, heads_, norm_k->eps());
+    vh = project(v, x).view({b, t, heads_, head_dim_}).transpose(1, 2).contiguous();
+  } else {
+    const Grouped& g = grouped(*order);
+    qh = qk_norm_rope(at::linear(x, g.q_w, g.q_b), g.norm_q, rope, heads_, norm_q->eps());
+    kh = qk_norm_rope(at::linear(x, g.k_w, g.k_b), g.norm_k, rope, heads_, norm_k->eps());
+    vh = at::linear(x, g.v_w, g.v_b).view({b, t, heads_, head_dim_}).transpose(1, 2).contiguous();
+  }
   const at::Tensor out = attend(layer, qh, kh, vh);
-  return project(o, out.transpose(1, 2).reshape({b, t, int64_t{heads_} * head_dim_}));
+  const at::Tensor tokens = out.transpose(1, 2).reshape({b, t, int64_t{heads_} * head_dim_});
+  if (identity) return project(o, tokens);
+  return at::linear(tokens, grouped_.o_w, o->bias);
+}
+
+const SelfAttentionImpl::Grouped& SelfAttentionImpl::grouped(const std::vector<int>& order) {
+  const std::vector<at::Tensor> weights = {q->weight, q->bias,        k->weight,
+                                           k->bias,   v->weight,      v->bias,
+                                           o->weight, norm_q->weight, norm_k->weight};
+  std::vector<std::pair<const void*, int64_t>> sources;
+  for (const at::Tensor& w : weights) sources.emplace_back(w.data_ptr(), w._version());
+  if (grouped_.order == order && grouped_.sources == sources) return grouped_;
+  TORCH_CHECK(static_cast<int>(order.size()) == heads_, "SelfAttention: a head order of ",
+              order.size(), " heads for ", heads_);
+  // Row r of the grouped projection is row order[r / Dh]·Dh + r % Dh of the model's.
+  std::vector<int64_t> rows;
+  rows.reserve(static_cast<size_t>(heads_) * static_cast<size_t>(head_dim_));
+  for (int head : order) {
+    TORCH_CHECK(head >= 0 && head < heads_, "SelfAttention: head ", head, " out of range");
+    for (int i = 0; i < head_dim_; ++i) rows.push_back(int64_t{head} * head_dim_ + i);
+  }
+  const at::Tensor index =
+      at::tensor(rows, at::TensorOptions().dtype(at::kLong)).to(q->weight.device());
+  const at::NoGradGuard no_grad;
+  Grouped g;
+  g.order = order;
+  g.sources = std::move(sources);
+  g.q_w = q->weight.index_select(0, index);
+  g.q_b = q->bias.index_select(0, index);
+  g.k_w = k->weight.index_select(0, index);
+  g.k_b = k->bias.index_select(0, index);
+  g.v_w = v->weight.index_select(0, index);
+  g.v_b = v->bias.index_select(0, index);
+  g.o_w = o->weight.index_select(1, index);
+  g.norm_q = norm_q->weight.index_select(0, index);
+  g.norm_k = norm_k->weight.index_select(0, index);
+  grouped_ = std::move(g);
+  return grouped_;
 }
 
 MlpImpl::MlpImpl(int64_t dim, int64_t hidden) {
@@ -69,12 +121,13 @@ DiTBlockImpl::DiTBlockImpl(const ModelConfig& config) : eps_(config.norm_eps) {
 }
 
 at::Tensor DiTBlockImpl::forward(const at::Tensor& x, const at::Tensor& cond,
-                                 const RopeRotation& rope, int layer, const AttendFn& attend) {
+                                 const RopeRotation& rope, int layer, const AttendFn& attend,
+                                 const std::vector<int>* order) {
   // Wan's order of the six vectors: shift, scale, gate (attention), shift, scale, gate (MLP).
   const at::Tensor mod = cond + modulation.unsqueeze(0);  // [B, F, 6, D]
   const auto part = [&](int i) { return mod.select(2, i); };
   at::Tensor h = gated_residual(
-      x, attn(layer_norm_modulate(x, part(0), part(1), eps_), rope, layer, attend), part(2));
+      x, attn(layer_norm_modulate(x, part(0), part(1), eps_), rope, layer, attend, order), part(2));
   return gated_residual(h, mlp(layer_norm_modulate(h, part(3), part(4), eps_)), part(5));
 }
 
@@ -110,7 +163,8 @@ CausalDiTImpl::CausalDiTImpl(const ModelConfig& config) : config_(config) {
   head = register_module("head", Head(d, config.patch_dim(), config.norm_eps));
 }
 
-at::Tensor CausalDiTImpl::forward(const FrameBatch& batch, const AttendFn& attend, bool with_head) {
+at::Tensor CausalDiTImpl::forward(const FrameBatch& batch, const AttendFn& attend, bool with_head,
+                                  const HeadOrderFn& order) {
   const ModelConfig& c = config_;
   const at::Tensor& frames = batch.frames;
   TORCH_CHECK(frames.dim() == 5 && frames.size(2) == c.channels,
@@ -141,7 +195,9 @@ at::Tensor CausalDiTImpl::forward(const FrameBatch& batch, const AttendFn& atten
                                  : rope_for(batch.frame_start, frames_count, gh, gw, x);
   int layer = 0;
   for (const auto& module : *blocks) {
-    x = module->as<DiTBlockImpl>()->forward(x, cond, rope, layer++, attend);
+    const std::vector<int>* heads = order ? order(layer) : nullptr;
+    x = module->as<DiTBlockImpl>()->forward(x, cond, rope, layer, attend, heads);
+    ++layer;
   }
   if (!with_head) return at::Tensor();
   return unpatchify(head(x, embedding), frames_count, gh, gw, c.channels, c.patch_h, c.patch_w);
@@ -162,13 +218,18 @@ const RopeRotation& CausalDiTImpl::rope_for(int64_t frame_start, int frames, int
 
 at::Tensor CausalDiTImpl::forward_block(const FrameBatch& batch, attention::AttentionPolicy& policy,
                                         const attention::StepInfo& step) {
+  // Note [Head order]: the permuted projections are inference-only copies of the weights.
+  attention::StepInfo info = step;
+  info.heads_grouped = head_grouping_ && !c10::GradMode::is_enabled();
   const AttendFn attend = [&](int layer, const at::Tensor& q, const at::Tensor& k,
                               const at::Tensor& v) {
-    at::Tensor out = policy.attend(layer, q, k, v, step);
-    if (step.clean_pass) policy.commit(layer, k, v, step);
+    at::Tensor out = policy.attend(layer, q, k, v, info);
+    if (info.clean_pass) policy.commit(layer, k, v, info);
     return out;
   };
-  return forward(batch, attend, /*with_head=*/!step.clean_pass);
+  HeadOrderFn order;
+  if (info.heads_grouped) order = [&](int layer) { return policy.head_order(layer); };
+  return forward(batch, attend, /*with_head=*/!step.clean_pass, order);
 }
 
 at::Tensor CausalDiTImpl::forward_train(const FrameBatch& batch) {

@@ -13,6 +13,8 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <utility>
+#include <vector>
 
 #include "engine/attention/attention_policy.h"
 #include "engine/model/model_config.h"
@@ -24,6 +26,9 @@ namespace wc::model {
 // routes this to the AttentionPolicy, the training path to masked full attention.
 using AttendFn = std::function<at::Tensor(int layer, const at::Tensor& q, const at::Tensor& k,
                                           const at::Tensor& v)>;
+// The order in which a layer's heads go to `attend` (position j holds head order[j]), or nullptr
+// for the model's own order (Note [Head order], attention_policy.h).
+using HeadOrderFn = std::function<const std::vector<int>*(int layer)>;
 
 // What one forward pass is about: frames [B, F, C, H, W] of noise levels t [B, F] under actions
 // [B, F] (int64), the first of them at absolute frame index frame_start (RoPE time).
@@ -58,15 +63,31 @@ TORCH_MODULE(RmsNorm);
 class SelfAttentionImpl : public torch::nn::Module {
  public:
   SelfAttentionImpl(const ModelConfig& config);
+  // With `order` (not the identity), q, k, v reach `attend` with their heads in that order and
+  // its output is read in that order (Note [Grouped projections]).
   at::Tensor forward(const at::Tensor& x, const RopeRotation& rope, int layer,
-                     const AttendFn& attend);
+                     const AttendFn& attend, const std::vector<int>* order = nullptr);
 
   torch::nn::Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
   RmsNorm norm_q{nullptr}, norm_k{nullptr};
 
  private:
+  // Note [Grouped projections]
+  // Heads are independent until the output projection, so permuting the q, k, v projections'
+  // rows (and the q/k norm weights, whose RMS runs over the whole hidden size and does not see
+  // the order) by head, and the output projection's columns alike, gives the same layer with its
+  // heads in another order. The permuted copies are built once per order and reused while the
+  // order and the weights (pointer and version counter) stay; inference only.
+  struct Grouped {
+    std::vector<int> order;
+    std::vector<std::pair<const void*, int64_t>> sources;
+    at::Tensor q_w, q_b, k_w, k_b, v_w, v_b, o_w, norm_q, norm_k;
+  };
+  const Grouped& grouped(const std::vector<int>& order);
+
   int heads_;
   int head_dim_;
+  Grouped grouped_;
 };
 TORCH_MODULE(SelfAttention);
 
@@ -85,7 +106,7 @@ class DiTBlockImpl : public torch::nn::Module {
   DiTBlockImpl(const ModelConfig& config);
   // x [B, F·N, D]; cond [B, F, 6, D] (the projected conditioning of each frame).
   at::Tensor forward(const at::Tensor& x, const at::Tensor& cond, const RopeRotation& rope,
-                     int layer, const AttendFn& attend);
+                     int layer, const AttendFn& attend, const std::vector<int>* order = nullptr);
 
   at::Tensor modulation;  // [1, 6, D], added to cond (Wan)
   SelfAttention attn{nullptr};
@@ -131,10 +152,14 @@ class CausalDiTImpl : public torch::nn::Module {
   // for the batch, with each layer's attention delegated to `attend`. With with_head = false
   // the output head is skipped (a committing pass needs only the layers' K/V) and an undefined
   // tensor is returned.
-  at::Tensor forward(const FrameBatch& batch, const AttendFn& attend, bool with_head = true);
+  // `order` (optional) gives each layer's head order for `attend` (Note [Head order]).
+  at::Tensor forward(const FrameBatch& batch, const AttendFn& attend, bool with_head = true,
+                     const HeadOrderFn& order = nullptr);
 
   // Inference: one AR block through `policy`. On a clean pass (step.clean_pass) each layer also
-  // commits its K/V to the policy and the head is skipped (returns an undefined tensor).
+  // commits its K/V to the policy and the head is skipped (returns an undefined tensor). With
+  // autograd off and head grouping on (the default), each layer's heads go to the policy in its
+  // head_order() (Note [Head order]).
   at::Tensor forward_block(const FrameBatch& batch, attention::AttentionPolicy& policy,
                            const attention::StepInfo& step);
 
@@ -161,7 +186,12 @@ class CausalDiTImpl : public torch::nn::Module {
   const RopeRotation& rope_for(int64_t frame_start, int frames, int grid_h, int grid_w,
                                const at::Tensor& like);
 
+  // Whether forward_block honours the policy's head order (on by default; off to compare).
+  void set_head_grouping(bool on) { head_grouping_ = on; }
+  bool head_grouping() const { return head_grouping_; }
+
  private:
+  bool head_grouping_ = true;
   ModelConfig config_;
   RopeRotation rope_cache_;
   std::array<int64_t, 4> rope_key_{-1, -1, -1, -1};

@@ -48,10 +48,11 @@ TEST(DiT, AttentionBlockMatchesHandWrittenAttention) {
   const at::Tensor x = at::randn({1, t, c.hidden});
   const RopeTable rope = rope_table(4, frames, gh, gw, c.head_dim, c.rope_theta);
   torch::NoGradGuard no_grad;
-  const at::Tensor out = attn->forward(
-      x, rope_rotation(rope, x.device(), x.scalar_type()), 0, [](int, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-        return attention::reference_attention(q, k, v);
-      });
+  const at::Tensor out =
+      attn->forward(x, rope_rotation(rope, x.device(), x.scalar_type()), 0,
+                    [](int, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+                      return attention::reference_attention(q, k, v);
+                    });
 
   // By hand, in double: projections, RMS norm over the hidden size, per-head RoPE as complex
   // rotations, softmax(q kᵀ / √d) v, output projection.
@@ -196,6 +197,50 @@ TEST(DiT, CachedRolloutEqualsTrainingForwardDensePolicy) {
   }
   expect_cached_equals_training("dense", {{"window", 0}}, 1);
   expect_cached_equals_training("dense", {{"window", 0}}, 2);
+}
+
+// Note [Head order]: HeadCast with a Spatial head whose cell is the whole frame and a Global head
+// sees what dense attention sees; the policy groups them in type order (Spatial first), so the
+// model runs the layer through permuted projections. The rollout still equals the training
+// forward, and grouping off gives the same frames.
+TEST(DiT, GroupedHeadsEqualTheTrainingForward) {
+  nlohmann::json layers = nlohmann::json::array();
+  layers.push_back(nlohmann::json::array({"global", "spatial"}));
+  layers.push_back(nlohmann::json::array({"spatial", "global"}));
+  const nlohmann::json settings = {{"window", 0}, {"cell", 4}, {"cast", {{"layers", layers}}}};
+  expect_cached_equals_training("headcast", settings, 1);
+  expect_cached_equals_training("headcast", settings, 2);
+  const ModelConfig c = testing::tiny_config();
+  auto policy = attention::create_policy("headcast", testing::shape_for(c, c.frame), settings);
+  ASSERT_NE(policy->head_order(0), nullptr);
+  EXPECT_EQ(*policy->head_order(0), (std::vector<int>{1, 0}));  // Spatial, then Global
+  EXPECT_EQ(*policy->head_order(1), (std::vector<int>{0, 1}));
+
+  CausalDiT dit(c);
+  init_random_weights(dit, 5);
+  at::manual_seed(6);
+  const at::Tensor frames = at::randn({1, 1, 3, 16, 16});
+  const at::Tensor actions = at::randint(c.num_actions, {1, 1}, at::kLong);
+  torch::NoGradGuard no_grad;
+  std::vector<at::Tensor> outputs;
+  for (bool grouping : {true, false}) {
+    dit->set_head_grouping(grouping);
+    auto p = attention::create_policy("headcast", testing::shape_for(c, c.frame), settings);
+    at::Tensor last;
+    for (int b = 0; b < 3; ++b) {
+      FrameBatch batch{frames, at::full({1, 1}, 0.5), actions, b, at::Tensor()};
+      attention::StepInfo step;
+      step.block_index = b;
+      step.geometry = {1, 4, 4};
+      last = dit->forward_block(batch, *p, step);
+      step.clean_pass = true;
+      batch.t = at::zeros({1, 1});
+      dit->forward_block(batch, *p, step);
+    }
+    outputs.push_back(last);
+  }
+  EXPECT_TRUE(at::allclose(outputs[0], outputs[1], 1e-5, 1e-6))
+      << "max diff " << (outputs[0] - outputs[1]).abs().max().item<double>();
 }
 
 TEST(DiT, TrainingForwardIsDifferentiable) {
