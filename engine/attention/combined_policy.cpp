@@ -250,7 +250,7 @@ void CombinedPolicy::commit(int index, const at::Tensor& k, const at::Tensor& v,
     }
     return;
   }
-  const std::vector<int64_t> frame_indices = frames_of_block(step.block_index);
+  const std::vector<int64_t> frame_indices = shape_.geometry.frames_of_block(step.block_index);
   if (!layer.global.empty()) {
     const HeadSelection& sel = layer.global_heads;
     TempCacheStore& store = layer.global[0];
@@ -283,13 +283,6 @@ void CombinedPolicy::commit(int index, const at::Tensor& k, const at::Tensor& v,
       layer.sink_dummy.commit(k, v, step.block_index);
     }
   }
-}
-
-std::vector<int64_t> CombinedPolicy::frames_of_block(int64_t block) const {
-  const int frames = shape_.geometry.frames;
-  std::vector<int64_t> indices;
-  for (int f = 0; f < frames; ++f) indices.push_back(block * frames + f);
-  return indices;
 }
 
 std::optional<uint64_t> CombinedPolicy::attend_replay_key() const {
@@ -326,7 +319,7 @@ void CombinedPolicy::commit_host(const StepInfo& clean) {
   if (!block_replay_key(clean)) {
     throw Error("combined", "commit_host for a commit that changes the stores (internal error)");
   }
-  const std::vector<int64_t> frame_indices = frames_of_block(clean.block_index);
+  const std::vector<int64_t> frame_indices = shape_.geometry.frames_of_block(clean.block_index);
   for (Layer& layer : layers_) {
     for (TempCacheStore& store : layer.global) store.commit_host(frame_indices);
     for (SpatialStore& entry : layer.spatial) entry.store.commit_host(frame_indices);

@@ -68,7 +68,6 @@ class CombinedPolicy : public AttentionPolicy {
   };
 
   void take_over(int index);
-  std::vector<int64_t> frames_of_block(int64_t block) const;
   void release_inner_when_done();
   int64_t row_budget(int64_t row_tokens) const;
   void apply(const nlohmann::json& json);

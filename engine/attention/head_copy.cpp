@@ -45,7 +45,7 @@ std::optional<HeadRows> head_rows(const at::Tensor& x) {
   return r;
 }
 
-bool copy(const at::Tensor& src, const HeadRows& s, at::Tensor& dst, const HeadRows& d,
+void copy(const at::Tensor& src, const HeadRows& s, at::Tensor& dst, const HeadRows& d,
           const at::Tensor* src_head, const at::Tensor* dst_head, int64_t heads) {
   const c10::cuda::CUDAGuard guard(src.device());
   cuda::CopyHeadsParams p;
@@ -66,7 +66,6 @@ bool copy(const at::Tensor& src, const HeadRows& s, at::Tensor& dst, const HeadR
   const cudaError_t status =
       cuda::launch_copy_heads(p, at::cuda::getCurrentCUDAStream(src.device().index()).stream());
   TORCH_CHECK(status == cudaSuccess, "copy_heads: ", cudaGetErrorString(status));
-  return true;
 }
 
 bool usable_index(const at::Tensor& index, const at::Tensor& x) {
@@ -99,7 +98,8 @@ bool scatter_heads_fast(at::Tensor& out, const at::Tensor& src, const at::Tensor
   for (int64_t i = 0; i < src.dim(); ++i) {
     if (i != 1 && src.size(i) != out.size(i)) return false;
   }
-  return copy(src, *s, out, *d, nullptr, &index, index.size(0));
+  copy(src, *s, out, *d, nullptr, &index, index.size(0));
+  return true;
 }
 #else
 std::optional<at::Tensor> gather_heads_fast(const at::Tensor&, const at::Tensor&) {

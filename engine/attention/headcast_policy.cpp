@@ -82,9 +82,8 @@ void HeadCastPolicy::classify(Layer& layer, int index, const at::Tensor& q, int6
     inputs.k = store.keys_with_current();
     inputs.v = store.values_with_current();
     inputs.slot_frames = store.slot_frames();
-    for (int f = 0; f < shape_.geometry.frames; ++f) {
-      inputs.slot_frames.push_back(block * shape_.geometry.frames + f);
-    }
+    const std::vector<int64_t> current = shape_.geometry.frames_of_block(block);
+    inputs.slot_frames.insert(inputs.slot_frames.end(), current.begin(), current.end());
     inputs.geometry = shape_.geometry;
     inputs.block = block;
     const auto evidence = classify_heads(inputs, rows, settings_.radius);

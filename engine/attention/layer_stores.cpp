@@ -282,13 +282,10 @@ std::vector<int64_t> LayerStores::held_frames(int head) const {
   }
   const auto& heads = sink_dummy_.selection().heads();
   const auto it = std::find(heads.begin(), heads.end(), head);
-  std::vector<int64_t> frames;
-  if (it == heads.end()) return frames;
+  if (it == heads.end()) return {};
   const int64_t block = sink_dummy_.held_blocks()[static_cast<size_t>(it - heads.begin())];
-  if (block < 0) return frames;
-  for (int f = 0; f < shape_.geometry.frames; ++f)
-    frames.push_back(block * shape_.geometry.frames + f);
-  return frames;
+  if (block < 0) return {};
+  return shape_.geometry.frames_of_block(block);
 }
 
 void LayerStores::add_type_stats(PolicyStats& stats) const {

@@ -97,7 +97,7 @@ FrameBatch SinkDummyStore::block(int position) const {
                                       g.grid_h,     g.grid_w, shape_.head_dim};
   batch.k = k_.narrow(1, position, 1).narrow(2, 0, g.tokens_per_block()).reshape(sizes).clone();
   batch.v = v_.narrow(1, position, 1).narrow(2, 0, g.tokens_per_block()).reshape(sizes).clone();
-  for (int f = 0; f < g.frames; ++f) batch.frames.push_back(held_blocks_[position] * g.frames + f);
+  batch.frames = g.frames_of_block(held_blocks_[position]);
   return batch;
 }
 

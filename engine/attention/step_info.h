@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace wc::attention {
 
@@ -15,6 +16,12 @@ struct BlockGeometry {
 
   int tokens_per_frame() const { return grid_h * grid_w; }
   int tokens_per_block() const { return frames * grid_h * grid_w; }
+  // The absolute indices of block `block`'s frames, ascending.
+  std::vector<int64_t> frames_of_block(int64_t block) const {
+    std::vector<int64_t> indices;
+    for (int f = 0; f < frames; ++f) indices.push_back(block * frames + f);
+    return indices;
+  }
 };
 
 struct StepInfo {

@@ -81,16 +81,10 @@ void TempCachePolicy::commit(int layer, const at::Tensor& k, const at::Tensor& v
                                  std::to_string(step.block_index) + ", expected block " +
                                  std::to_string(blocks));
   }
-  layers_[static_cast<size_t>(layer)].commit(k, v, frames_of_block(step.block_index));
+  layers_[static_cast<size_t>(layer)].commit(k, v,
+                                             shape_.geometry.frames_of_block(step.block_index));
   blocks = step.block_index + 1;
   blocks_committed_ = std::max(blocks_committed_, blocks);
-}
-
-std::vector<int64_t> TempCachePolicy::frames_of_block(int64_t block) const {
-  const int frames = shape_.geometry.frames;
-  std::vector<int64_t> indices;
-  for (int f = 0; f < frames; ++f) indices.push_back(block * frames + f);
-  return indices;
 }
 
 std::optional<uint64_t> TempCachePolicy::attend_replay_key() const {
@@ -114,7 +108,7 @@ void TempCachePolicy::commit_host(const StepInfo& clean) {
     throw Error("tempcache", "commit_host for a commit that changes the stores (internal error)");
   }
   for (size_t l = 0; l < layers_.size(); ++l) {
-    layers_[l].commit_host(frames_of_block(clean.block_index));
+    layers_[l].commit_host(shape_.geometry.frames_of_block(clean.block_index));
     layer_blocks_[l] = clean.block_index + 1;
   }
   blocks_committed_ = std::max(blocks_committed_, clean.block_index + 1);

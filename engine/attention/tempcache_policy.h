@@ -38,7 +38,6 @@ class TempCachePolicy : public AttentionPolicy {
   ModelShape shape_;
   TempCacheSettings settings_;
   std::vector<TempCacheStore> layers_;
-  std::vector<int64_t> frames_of_block(int64_t block) const;
 
   std::vector<int64_t> layer_blocks_;
   int64_t blocks_committed_ = 0;

@@ -46,42 +46,42 @@ SelfAttentionImpl::SelfAttentionImpl(const ModelConfig& config)
 at::Tensor SelfAttentionImpl::forward(const at::Tensor& x, const RopeRotation& rope, int layer,
                                       const AttendFn& attend, const std::vector<int>* order) {
   const int64_t b = x.size(0), t = x.size(1);
-  bool identity = order == nullptr;
-  if (!identity) {
-    identity = true;
-    for (size_t j = 0; j < order->size(); ++j) identity &= (*order)[j] == static_cast<int>(j);
-  }
+  // Handles, not references into the cache: a commit inside `attend` may re-cast, and the
+  // output projection must still match the order q, k, v went out in.
+  const Projections w = projections(order);
   // [B, T, D] -> [B, H, T, Dh]
-  at::Tensor qh, kh, vh;
-  if (identity) {
-    qh = qk_norm_rope(project(q, x), norm_q->weight, rope, heads_, norm_q->eps());
-    kh = qk_norm_rope(project(k, x), norm_k->weight, rope, heads_, norm_k->eps());
-    vh = project(v, x).view({b, t, heads_, head_dim_}).transpose(1, 2).contiguous();
-  } else {
-    const Grouped& g = grouped(*order);
-    qh = qk_norm_rope(at::linear(x, g.q_w, g.q_b), g.norm_q, rope, heads_, norm_q->eps());
-    kh = qk_norm_rope(at::linear(x, g.k_w, g.k_b), g.norm_k, rope, heads_, norm_k->eps());
-    vh = at::linear(x, g.v_w, g.v_b).view({b, t, heads_, head_dim_}).transpose(1, 2).contiguous();
-  }
+  const at::Tensor qh =
+      qk_norm_rope(at::linear(x, w.q_w, w.q_b), w.norm_q, rope, heads_, norm_q->eps());
+  const at::Tensor kh =
+      qk_norm_rope(at::linear(x, w.k_w, w.k_b), w.norm_k, rope, heads_, norm_k->eps());
+  const at::Tensor vh =
+      at::linear(x, w.v_w, w.v_b).view({b, t, heads_, head_dim_}).transpose(1, 2).contiguous();
   const at::Tensor out = attend(layer, qh, kh, vh);
-  const at::Tensor tokens = out.transpose(1, 2).reshape({b, t, int64_t{heads_} * head_dim_});
-  if (identity) return project(o, tokens);
-  return at::linear(tokens, grouped_.o_w, o->bias);
+  return at::linear(out.transpose(1, 2).reshape({b, t, int64_t{heads_} * head_dim_}), w.o_w,
+                    o->bias);
 }
 
-const SelfAttentionImpl::Grouped& SelfAttentionImpl::grouped(const std::vector<int>& order) {
+SelfAttentionImpl::Projections SelfAttentionImpl::projections(const std::vector<int>* order) {
+  bool identity = true;
+  if (order != nullptr) {
+    for (size_t j = 0; j < order->size(); ++j) identity &= (*order)[j] == static_cast<int>(j);
+  }
+  if (identity) {
+    return {q->weight, q->bias,   k->weight,      k->bias,       v->weight,
+            v->bias,   o->weight, norm_q->weight, norm_k->weight};
+  }
   const std::vector<at::Tensor> weights = {q->weight, q->bias,        k->weight,
                                            k->bias,   v->weight,      v->bias,
                                            o->weight, norm_q->weight, norm_k->weight};
   std::vector<std::pair<const void*, int64_t>> sources;
   for (const at::Tensor& w : weights) sources.emplace_back(w.data_ptr(), w._version());
-  if (grouped_.order == order && grouped_.sources == sources) return grouped_;
-  TORCH_CHECK(static_cast<int>(order.size()) == heads_, "SelfAttention: a head order of ",
-              order.size(), " heads for ", heads_);
+  if (grouped_.order == *order && grouped_.sources == sources) return grouped_.weights;
+  TORCH_CHECK(static_cast<int>(order->size()) == heads_, "SelfAttention: a head order of ",
+              order->size(), " heads for ", heads_);
   // Row r of the grouped projection is row order[r / Dh]·Dh + r % Dh of the model's.
   std::vector<int64_t> rows;
   rows.reserve(static_cast<size_t>(heads_) * static_cast<size_t>(head_dim_));
-  for (int head : order) {
+  for (int head : *order) {
     TORCH_CHECK(head >= 0 && head < heads_, "SelfAttention: head ", head, " out of range");
     for (int i = 0; i < head_dim_; ++i) rows.push_back(int64_t{head} * head_dim_ + i);
   }
@@ -89,19 +89,15 @@ const SelfAttentionImpl::Grouped& SelfAttentionImpl::grouped(const std::vector<i
       at::tensor(rows, at::TensorOptions().dtype(at::kLong)).to(q->weight.device());
   const at::NoGradGuard no_grad;
   Grouped g;
-  g.order = order;
+  g.order = *order;
   g.sources = std::move(sources);
-  g.q_w = q->weight.index_select(0, index);
-  g.q_b = q->bias.index_select(0, index);
-  g.k_w = k->weight.index_select(0, index);
-  g.k_b = k->bias.index_select(0, index);
-  g.v_w = v->weight.index_select(0, index);
-  g.v_b = v->bias.index_select(0, index);
-  g.o_w = o->weight.index_select(1, index);
-  g.norm_q = norm_q->weight.index_select(0, index);
-  g.norm_k = norm_k->weight.index_select(0, index);
+  g.weights = {q->weight.index_select(0, index),     q->bias.index_select(0, index),
+               k->weight.index_select(0, index),     k->bias.index_select(0, index),
+               v->weight.index_select(0, index),     v->bias.index_select(0, index),
+               o->weight.index_select(1, index),     norm_q->weight.index_select(0, index),
+               norm_k->weight.index_select(0, index)};
   grouped_ = std::move(g);
-  return grouped_;
+  return grouped_.weights;
 }
 
 MlpImpl::MlpImpl(int64_t dim, int64_t hidden) {

@@ -78,12 +78,16 @@ class SelfAttentionImpl : public torch::nn::Module {
   // the order) by head, and the output projection's columns alike, gives the same layer with its
   // heads in another order. The permuted copies are built once per order and reused while the
   // order and the weights (pointer and version counter) stay; inference only.
+  struct Projections {
+    at::Tensor q_w, q_b, k_w, k_b, v_w, v_b, o_w, norm_q, norm_k;
+  };
   struct Grouped {
     std::vector<int> order;
     std::vector<std::pair<const void*, int64_t>> sources;
-    at::Tensor q_w, q_b, k_w, k_b, v_w, v_b, o_w, norm_q, norm_k;
+    Projections weights;
   };
-  const Grouped& grouped(const std::vector<int>& order);
+  // The module's own weights for no order or the identity, else the cached permuted copies.
+  Projections projections(const std::vector<int>* order);
 
   int heads_;
   int head_dim_;
