@@ -12,9 +12,19 @@
 
 namespace wc::game {
 
-inline constexpr int kPlayerSpeed = 2;        // world pixels per frame while walking
+// Note [One patch per step]: a step moves the player (and so the camera) 8 pixels, the world
+// model's patch side, so a scroll is a shift of whole tokens that attention can copy, not a
+// sub-patch resampling. At 2 pixels per step the bundled model learned to copy the last frame
+// (probed in session 4: best-matching shift 0 px under every key). One frame of the game is
+// four of the 60 Hz ticks it had then: `./wc play` paces frames at 15 per second, so the world
+// still scrolls 120 pixels a second, and the walk cycle shows a new pose every frame. Waves
+// keep drifting a pixel every 4 frames (render.h): at a pixel a frame they are a coherent motion
+// that phase correlation (the responsiveness estimator) reads as a scroll.
+// Moves are all or nothing (a step that would touch a blocker is not taken), which keeps every
+// position on the 8-pixel grid.
+inline constexpr int kPlayerSpeed = 8;        // world pixels per frame while walking
 inline constexpr int kPlayerHalfExtent = 6;   // the hitbox is 12x12 pixels around the centre
-inline constexpr int kWalkFramesPerPose = 4;  // frames each stride pose is held
+inline constexpr int kWalkFramesPerPose = 1;  // frames each stride pose is held
 inline constexpr int kMinFrameSide = 16;
 inline constexpr int kMaxFrameSide = 8192;
 
