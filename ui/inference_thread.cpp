@@ -1,6 +1,7 @@
 // See inference_thread.h.
 #include "ui/inference_thread.h"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <utility>
@@ -15,7 +16,11 @@ namespace wc::ui {
 
 InferenceThread::InferenceThread(FrameSource& source, FrameSink& sink, PolicyControl* control,
                                  InferenceOptions options)
-    : source_(source), sink_(sink), control_(control), options_(std::move(options)) {
+    : source_(source),
+      sink_(sink),
+      control_(control),
+      options_(std::move(options)),
+      pacer_(options_.frame_rate) {
   if (source.width() != sink.width() || source.height() != sink.height()) {
     throw Error("inference thread",
                 "source " + source.name() + " is " + std::to_string(source.width()) + "x" +
@@ -58,10 +63,14 @@ void InferenceThread::send(InferenceCommand command) {
 }
 
 void InferenceThread::frame_presented() {
+  const double now_s = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now().time_since_epoch())
+                           .count();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (credits_ >= kMaxCredits) return;
-    ++credits_;
+    const int64_t earned = pacer_.on_presented(now_s);
+    if (earned == 0 || credits_ >= kMaxCredits) return;
+    credits_ = static_cast<int>(std::min<int64_t>(kMaxCredits, credits_ + earned));
   }
   wake_.notify_one();
 }

@@ -20,6 +20,7 @@
 #include "engine/rollout/frame_source.h"
 #include "ui/action_mailbox.h"
 #include "ui/frame_route.h"
+#include "ui/frame_pacer.h"
 #include "ui/frame_sink.h"
 #include "ui/inference_command.h"
 #include "ui/live_stats.h"
@@ -38,6 +39,9 @@ struct InferenceOptions {
   // runs at the display's rate instead of thousands of frames per second; a model slower than
   // the display always finds a credit and runs flat out. Off: as fast as the source goes.
   bool paced = true;
+  // With pacing: frames per second to generate (Note [Game frame rate]); 0: one per presented
+  // frame.
+  double frame_rate = 0.0;
   bool start_paused = false;
   // Extra fields for a recording's record.json (how to rebuild the source: config, weights).
   nlohmann::json record_meta = nlohmann::json::object();
@@ -99,6 +103,7 @@ class InferenceThread {
   std::condition_variable wake_;
   std::deque<InferenceCommand> queue_;
   int credits_ = 1;
+  FramePacer pacer_;  // guarded by mutex_
   bool stop_ = false;
 
   // The inference thread's own state (also read by ready_to_produce under mutex_, but only

@@ -182,6 +182,7 @@ WindowPlayer::WindowPlayer(const WindowOptions& options, FrameSource& source,
   inference.seed = options.seed;
   inference.script = options.actions;
   inference.paced = options.paced;
+  inference.frame_rate = options.frame_rate;
   inference.record_meta = options.record_meta;
   inference.route = options.route;
   inference_ = std::make_unique<InferenceThread>(source, *sink_, control, std::move(inference));

@@ -51,6 +51,7 @@ struct WindowOptions {
   std::vector<InjectedResize> injected_resizes;
   // See Note [Frame pacing] in inference_thread.h.
   bool paced = true;
+  double frame_rate = 0.0;  // frames per second when paced; 0: one per presented frame
   // Record (F9 / the panel) makes numbered folders here.
   std::string record_dir = ".";
   // Fields for record.json telling how to rebuild the source (config, weights, policy).

@@ -160,5 +160,37 @@ TEST(InferenceHandoff, PacedSourceWaitsForPresentedFrames) {
   EXPECT_EQ(context.validation_errors(), 0u);
 }
 
+// With a frame rate (Note [Game frame rate]) presented frames no longer pay for frames one to
+// one: a display presenting as fast as it can gets no more frames than the clock allows.
+TEST(InferenceHandoff, PacedAtARateNeverRunsAheadOfTheClock) {
+  vk::Context context(validated());
+  HeadlessRenderer renderer(context, kSize, kSize, kSize, kSize);
+  CounterSource source(kSize, kSize);
+  InferenceOptions options;
+  options.paced = true;
+  options.frame_rate = 20.0;
+  InferenceThread inference(source, renderer.sink(), nullptr, options);
+  inference.start();
+  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return s.frames_produced == 1; }, kWait));
+  const auto first = std::chrono::steady_clock::now();
+  int presented = 0;
+  while (std::chrono::steady_clock::now() - first < std::chrono::milliseconds(400)) {
+    renderer.render(PresentSettings{});
+    inference.frame_presented();
+    ++presented;
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - first).count();
+  // The thread catches up with the credits it was given, then waits.
+  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return s.frames_produced >= 2; }, kWait));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const uint64_t produced = inference.stats()->frames_produced;
+  // The start credit, the first presented frame's, then one per 1/20 s.
+  EXPECT_LE(produced, 2u + static_cast<uint64_t>(seconds * options.frame_rate)) << presented;
+  EXPECT_LT(produced, static_cast<uint64_t>(presented));
+  inference.stop();
+  EXPECT_EQ(context.validation_errors(), 0u);
+}
+
 }  // namespace
 }  // namespace wc::ui

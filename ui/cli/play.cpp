@@ -44,6 +44,7 @@ struct PlayOptions {
   bool validate = false;
   bool no_vsync = false;
   bool unpaced = false;
+  double fps = 15.0;  // Note [Game frame rate]
   int smoke_test = 0;
   std::string screenshot;
   std::string screenshot_dir = ".";
@@ -240,6 +241,7 @@ int play(PlayOptions o) {
   options.validate = o.validate || o.smoke_test > 0;
   options.vsync = !o.no_vsync;
   options.paced = !o.unpaced;
+  options.frame_rate = o.fps;
   options.present = present;
   options.actions = actions;
   options.screenshot_dir = o.screenshot_dir;
@@ -312,8 +314,11 @@ const bool kRegistered = register_command("play", [](CLI::App& app) {
   cmd->add_flag("--fit", o->fit, "Fit the window instead of whole-number upscaling");
   cmd->add_flag("--validate", o->validate, "Enable Vulkan validation; any error fails the run");
   cmd->add_flag("--no-vsync", o->no_vsync, "Mailbox/immediate presentation when available");
-  cmd->add_flag("--unpaced", o->unpaced,
-                "Generate frames as fast as the source goes, not one per presented frame");
+  cmd->add_flag("--unpaced", o->unpaced, "Generate frames as fast as the source goes");
+  cmd->add_option("--fps", o->fps,
+                  "Frames generated per second (the game's speed); 0: one per presented frame")
+      ->check(CLI::Range(0.0, 1000.0))
+      ->capture_default_str();
   cmd->add_option("--smoke-test", o->smoke_test,
                   "Render at least N frames with scripted keys and panel use, then quit");
   cmd->add_option("--screenshot", o->screenshot, "F12 writes this PNG file");
