@@ -4,8 +4,9 @@
 namespace wc::train {
 
 // Note [Motion-weighted loss]
-// A key press scrolls the game's camera by 2 pixels, a quarter of an 8×8 patch, so a frame is
-// mostly its predecessor moved by less than a token. Copying the predecessor is then the cheapest
+// Until session 6 a key press scrolled the game's camera by 2 pixels, a quarter of an 8×8 patch
+// (now a whole patch: Note [One patch per step]), so a frame was mostly its predecessor moved by
+// less than a token. Copying the predecessor is then the cheapest
 // way to a low loss: the pixels that betray the copy (edges that moved, the player's animation,
 // the strip that scrolled in) are a small share of the frame, and the session-3 model still
 // copied after 5 500 steps (the model card's probe). Weighting the pixels that changed between
