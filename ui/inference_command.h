@@ -18,11 +18,13 @@ struct InferenceCommand {
     kReclassify,
     kStartRecording,  // into the folder `name`
     kStopRecording,
+    kSetFrameRate,  // `value` frames per second (Note [Game frame rate]); 0: the display's
   };
   Kind kind = Kind::kTogglePause;
   uint64_t seed = 0;
   std::string name;
   nlohmann::json settings;
+  double value = 0.0;
 
   static InferenceCommand toggle_pause() { return {Kind::kTogglePause, 0, {}, {}}; }
   static InferenceCommand single_step() { return {Kind::kSingleStep, 0, {}, {}}; }
@@ -38,6 +40,9 @@ struct InferenceCommand {
     return {Kind::kStartRecording, 0, std::move(dir), {}};
   }
   static InferenceCommand stop_recording() { return {Kind::kStopRecording, 0, {}, {}}; }
+  static InferenceCommand set_frame_rate(double frames_per_second) {
+    return {Kind::kSetFrameRate, 0, {}, {}, frames_per_second};
+  }
 };
 
 }  // namespace wc::ui

@@ -63,9 +63,8 @@ void InferenceThread::send(InferenceCommand command) {
 }
 
 void InferenceThread::frame_presented() {
-  const double now_s = std::chrono::duration<double>(
-                           std::chrono::steady_clock::now().time_since_epoch())
-                           .count();
+  const double now_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     const int64_t earned = pacer_.on_presented(now_s);
@@ -186,6 +185,12 @@ void InferenceThread::apply_one(const InferenceCommand& command) {
     case Kind::kStopRecording:
       stop_recording("stopped");
       break;
+    case Kind::kSetFrameRate: {
+      FramePacer pacer(command.value);  // throws for a bad rate, before anything changes
+      std::lock_guard<std::mutex> lock(mutex_);
+      pacer_ = pacer;
+      break;
+    }
   }
 }
 
@@ -272,6 +277,10 @@ void InferenceThread::publish_stats() {
   stats->action = last_action_;
   stats->action_counts = action_counts_;
   stats->paused = paused_;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats->frame_rate = pacer_.frames_per_second();
+  }
   stats->failed = failed_;
   stats->produce_ms = produce_ms_;
   stats->commands_applied = commands_applied_;

@@ -25,6 +25,7 @@ struct LiveStats {
   Action action = Action::kNone;  // what the newest frame consumed
   std::array<uint64_t, game::kActionCount> action_counts{};  // frames per action, all resets
   bool paused = false;
+  double frame_rate = 0.0;        // pacing: frames per second, 0 = one per presented frame
   bool failed = false;            // the source threw; nothing more is produced
   double produce_ms = 0.0;        // the last frame: source step + publish into the frame sink
   uint64_t commands_applied = 0;  // commands taken from the queue so far

@@ -2,6 +2,7 @@
 #include "ui/panel.h"
 
 #include <imgui.h>
+#include <cmath>
 
 #include <algorithm>
 #include <cstdio>
@@ -55,6 +56,12 @@ void draw_controls(const LiveStats* stats, PanelModel& model, PanelRequests& req
   if (recording) ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.7f, 0.15f, 0.15f, 1.0f));
   if (ImGui::Button(recording ? "Stop" : "Record")) model.toggle_recording(recording);
   if (recording) ImGui::PopStyleColor();
+  // Note [Game frame rate]: how fast the world goes; 0 generates one frame per displayed frame.
+  float rate = stats ? static_cast<float>(stats->frame_rate) : 0.0f;
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.45f);
+  if (ImGui::SliderFloat("frames/s", &rate, 0.0f, 60.0f, rate == 0.0f ? "display" : "%.0f")) {
+    model.set_frame_rate(std::round(rate));
+  }
 }
 
 void draw_policy(const LiveStats& stats, PanelModel& model) {

@@ -184,6 +184,9 @@ std::vector<SliderSpec> PanelModel::sliders(const LiveStats& stats) {
 void PanelModel::toggle_pause() {
   commands_.push_back(InferenceCommand::toggle_pause());
 }
+void PanelModel::set_frame_rate(double frames_per_second) {
+  commands_.push_back(InferenceCommand::set_frame_rate(std::clamp(frames_per_second, 0.0, 240.0)));
+}
 void PanelModel::single_step() {
   commands_.push_back(InferenceCommand::single_step());
 }

@@ -57,6 +57,7 @@ class PanelModel {
 
   // Intents: the panel's widgets, the keys and the tests all call these.
   void toggle_pause();
+  void set_frame_rate(double frames_per_second);
   void single_step();
   void reset();
   void set_slider(const SliderSpec& slider, double value);

@@ -192,5 +192,41 @@ TEST(InferenceHandoff, PacedAtARateNeverRunsAheadOfTheClock) {
   EXPECT_EQ(context.validation_errors(), 0u);
 }
 
+// The panel's frames/s slider: a command changes the rate while playing; a bad rate is refused
+// with the error shown and the old rate kept.
+TEST(InferenceHandoff, FrameRateChangesWhilePlaying) {
+  vk::Context context(validated());
+  HeadlessRenderer renderer(context, kSize, kSize, kSize, kSize);
+  CounterSource source(kSize, kSize);
+  InferenceOptions options;
+  options.paced = true;  // one frame per presented frame to begin with
+  InferenceThread inference(source, renderer.sink(), nullptr, options);
+  inference.start();
+  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return s.frames_produced == 1; }, kWait));
+  inference.send(InferenceCommand::set_frame_rate(-1.0));
+  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return !s.error.empty(); }, kWait));
+  EXPECT_EQ(inference.stats()->frame_rate, 0.0);
+  inference.send(InferenceCommand::set_frame_rate(10.0));
+  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return s.frame_rate == 10.0; }, kWait));
+  const uint64_t before = inference.stats()->frames_produced;
+  const auto first = std::chrono::steady_clock::now();
+  int presented = 0;
+  while (std::chrono::steady_clock::now() - first < std::chrono::milliseconds(300)) {
+    renderer.render(PresentSettings{});
+    inference.frame_presented();
+    ++presented;
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - first).count();
+  ASSERT_TRUE(
+      inference.wait_for([&](const LiveStats& s) { return s.frames_produced > before; }, kWait));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const uint64_t produced = inference.stats()->frames_produced - before;
+  // The first presented frame at the new rate earns one at once, then one per 1/10 s.
+  EXPECT_LE(produced, 1u + static_cast<uint64_t>(seconds * 10.0)) << presented;
+  inference.stop();
+  EXPECT_EQ(context.validation_errors(), 0u);
+}
+
 }  // namespace
 }  // namespace wc::ui

@@ -135,6 +135,19 @@ TEST(PanelModel, SlidersBecomeConfigureCommandsInSettingsUnits) {
   EXPECT_TRUE(model.take_commands().empty());
 }
 
+TEST(PanelModel, FrameRateBecomesACommandWithinRange) {
+  PanelModel model(7, "/tmp");
+  model.set_frame_rate(24.0);
+  model.set_frame_rate(-3.0);
+  model.set_frame_rate(1e6);
+  const auto commands = model.take_commands();
+  ASSERT_EQ(commands.size(), 3u);
+  for (const auto& c : commands) EXPECT_EQ(c.kind, Kind::kSetFrameRate);
+  EXPECT_EQ(commands[0].value, 24.0);
+  EXPECT_EQ(commands[1].value, 0.0);
+  EXPECT_EQ(commands[2].value, 240.0);
+}
+
 TEST(PanelModel, PolicySelectorRemembersEachPolicysLastSettings) {
   PanelModel model(3, "/tmp");
   model.observe(model_stats({{"theta_sink", 0.5}}, "headcast"));
