@@ -87,6 +87,15 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
     config.sampler.steps = sampler.integer("steps", 1, 64);
     config.sampler.shift = sampler.number("shift", 1e-3, 1e3);
     config.sampler.context_noise = sampler.number("context_noise", 0.0, 0.999);
+    if (sampler.has("action_guidance")) {
+      config.sampler.action_guidance = sampler.number("action_guidance", 0.0, 20.0);
+    }
+    if (sampler.has("action_guidance_steps")) {
+      config.sampler.action_guidance_steps = sampler.integer("action_guidance_steps", 0, 64);
+    }
+    if (sampler.has("dropped_action")) {
+      config.sampler.dropped_action = sampler.integer("dropped_action", 0, 4095);
+    }
     sampler.reject_unknown();
   }
   reader.reject_unknown();
@@ -96,6 +105,13 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
                               std::to_string(config.head_dim) + ")");
   }
   if (config.head_dim % 2 != 0) reader.fail("head_dim", "must be even (RoPE rotates pairs)");
+  if (config.sampler.dropped_action >= config.num_actions) {
+    reader.fail("sampler.dropped_action",
+                "must be below num_actions (" + std::to_string(config.num_actions) + ")");
+  }
+  if (config.sampler.action_guidance != 1.0 && config.sampler.dropped_action < 0) {
+    reader.fail("sampler.dropped_action", "is required when sampler.action_guidance is not 1");
+  }
   if (config.freq_dim % 2 != 0) reader.fail("freq_dim", "must be even");
   if (config.frame.height % config.patch_h != 0 || config.frame.width % config.patch_w != 0) {
     reader.fail("frame", "must be a whole number of patches");
@@ -125,6 +141,15 @@ ModelConfig load_model_config(const std::string& path) {
 nlohmann::json model_config_to_json(const ModelConfig& config) {
   nlohmann::json resolutions = nlohmann::json::object();
   for (const auto& [name, size] : config.resolutions) resolutions[name] = {size.height, size.width};
+  nlohmann::json sampler = {{"steps", config.sampler.steps},
+                            {"shift", config.sampler.shift},
+                            {"context_noise", config.sampler.context_noise}};
+  // Written only when set, so configs without guidance read back unchanged.
+  if (config.sampler.action_guidance != 1.0) {
+    sampler["action_guidance"] = config.sampler.action_guidance;
+    sampler["action_guidance_steps"] = config.sampler.action_guidance_steps;
+  }
+  if (config.sampler.dropped_action >= 0) sampler["dropped_action"] = config.sampler.dropped_action;
   return {
       {"name", config.name},
       {"description", config.description},
@@ -144,10 +169,7 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
       {"freq_dim", config.freq_dim},
       {"norm_eps", config.norm_eps},
       {"rope_theta", config.rope_theta},
-      {"sampler",
-       {{"steps", config.sampler.steps},
-        {"shift", config.sampler.shift},
-        {"context_noise", config.sampler.context_noise}}},
+      {"sampler", sampler},
   };
 }
 

@@ -22,6 +22,12 @@ struct SamplerConfig {
   int steps = 2;               // denoising steps per block (1..4 are the intended range)
   double shift = 1.0;          // timestep shift: t' = s·t / (1 + (s − 1)·t); 1 = uniform
   double context_noise = 0.0;  // noise level of the committing clean pass (0 = truly clean)
+  // Note [Action guidance]: the velocity of the first `action_guidance_steps` denoising steps
+  // (0: every step) is v_dropped + w·(v_key − v_dropped), where v_dropped is the model's
+  // velocity under `dropped_action` (the token action dropout trained). w = 1 is off.
+  double action_guidance = 1.0;
+  int action_guidance_steps = 0;
+  int dropped_action = -1;  // required (in [0, num_actions)) when action_guidance != 1
 };
 
 struct ModelConfig {

@@ -45,6 +45,11 @@ attention::StepInfo BlockSampler::step_info(int64_t block_index, int step, doubl
   return info;
 }
 
+bool BlockSampler::guided(int step) const {
+  return sampler_.action_guidance != 1.0 &&
+         (sampler_.action_guidance_steps == 0 || step < sampler_.action_guidance_steps);
+}
+
 attention::StepInfo BlockSampler::clean_step(int64_t block_index) const {
   return step_info(block_index, static_cast<int>(schedule_.size()), sampler_.context_noise,
                    /*clean=*/true);
@@ -90,8 +95,16 @@ at::Tensor BlockSampler::run_denoise(const at::Tensor& noise, const at::Tensor& 
     const at::Tensor levels = at::full({1, frames}, t, at::TensorOptions().device(x.device()));
     model::FrameBatch batch{x, levels, actions, frame_start, at::Tensor()};
     batch.rope = rope;
-    const at::Tensor velocity = model_.forward_block(
-        batch, policy_, step_info(block_index, static_cast<int>(i), t, /*clean=*/false));
+    const attention::StepInfo step =
+        step_info(block_index, static_cast<int>(i), t, /*clean=*/false);
+    at::Tensor velocity = model_.forward_block(batch, policy_, step);
+    if (guided(static_cast<int>(i))) {
+      // Note [Action guidance]: the keyed pass goes first, so an online cast sees its queries.
+      model::FrameBatch dropped = batch;
+      dropped.actions = at::full_like(actions, sampler_.dropped_action);
+      const at::Tensor unkeyed = model_.forward_block(dropped, policy_, step);
+      velocity = unkeyed + sampler_.action_guidance * (velocity - unkeyed);
+    }
     x = x + (next - t) * velocity;
   }
   return x;

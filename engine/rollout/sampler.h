@@ -28,6 +28,15 @@ namespace wc::rollout {
 // for k = 4). The step after the last goes to 0.
 std::vector<double> flow_schedule(int steps, double shift);
 
+// Note [Action guidance]
+// Classifier-free guidance on the key. Action dropout in training taught the model a velocity
+// without the key (the dropped-action token) next to the one with it; their difference is what
+// the key adds, and scaling it by w > 1 pushes the frame further towards what the key implies.
+// The bundled model leans on the motion in its context more than on the key (its model card),
+// so on its own it often stops scrolling; guidance makes the key count. Each guided step costs
+// one more forward of the block (not of the committing pass), and the first step, from pure
+// noise at t = 1, is where the frame's layout and so its scroll are decided.
+
 // How often generate() replayed a block from a graph (Note [Block graph]).
 struct GraphStats {
   int64_t recordings = 0;       // graphs recorded (a new key each time)
@@ -68,6 +77,8 @@ class BlockSampler {
   attention::StepInfo step_info(int64_t block_index, int step, double t, bool clean) const;
   // The committing clean pass of block `block_index` (at the context-noise level).
   attention::StepInfo clean_step(int64_t block_index) const;
+  // Whether denoising step `step` runs the extra pass of Note [Action guidance].
+  bool guided(int step) const;
   // The k forwards, eagerly; `rope` overrides the model's rotation for frame_start.
   at::Tensor run_denoise(const at::Tensor& noise, const at::Tensor& actions, int64_t block_index,
                          int64_t frame_start, const model::RopeRotation* rope);

@@ -98,6 +98,26 @@ TEST(ModelConfig, UnknownNestedKeyIsRejected) {
               HasSubstr("cfg.json: field 'sampler.stepz': unknown key"));
 }
 
+TEST(ModelConfig, ActionGuidanceNeedsADroppedActionBelowNumActions) {
+  nlohmann::json json = game_small_json();
+  json["sampler"]["action_guidance"] = 2.0;
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'sampler.dropped_action': is required"));
+  json["sampler"]["dropped_action"] = json["num_actions"];
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'sampler.dropped_action': must be below num_actions"));
+  json["sampler"]["dropped_action"] = 0;
+  json["sampler"]["action_guidance_steps"] = 1;
+  const ModelConfig c = parse_model_config(json, "cfg.json");
+  EXPECT_EQ(c.sampler.action_guidance, 2.0);
+  EXPECT_EQ(c.sampler.action_guidance_steps, 1);
+  const ModelConfig again = parse_model_config(model_config_to_json(c), "again");
+  EXPECT_EQ(model_config_to_json(again), model_config_to_json(c));
+  json["sampler"]["action_guidance"] = -1.0;
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("field 'sampler.action_guidance': must be in"));
+}
+
 TEST(ModelConfig, MissingFieldIsNamed) {
   nlohmann::json json = game_small_json();
   json.erase("layers");

@@ -1,8 +1,11 @@
-// The flow-matching schedule and the decode stage against their formulas.
+// The flow-matching schedule, action guidance and the decode stage against their formulas.
 #include <gtest/gtest.h>
+#include <torch/autograd.h>
 
+#include "engine/model/dit.h"
 #include "engine/rollout/decode.h"
 #include "engine/rollout/sampler.h"
+#include "tests/model/model_test_util.h"
 
 namespace wc::rollout {
 namespace {
@@ -17,6 +20,67 @@ TEST(Sampler, ShiftedScheduleMatchesSelfForcing) {
   const std::vector<double> uniform = flow_schedule(2, 1.0);
   EXPECT_DOUBLE_EQ(uniform[0], 1.0);
   EXPECT_DOUBLE_EQ(uniform[1], 0.5);
+}
+
+// One generated block after a committed first block, through a model of `sampler` whose
+// weights come from seed 5 (the same weights for every sampler).
+at::Tensor guided_block(const model::SamplerConfig& sampler, int64_t action) {
+  model::ModelConfig c = testing::tiny_config();
+  c.sampler = sampler;
+  at::manual_seed(5);
+  model::CausalDiT dit(c);
+  torch::NoGradGuard no_grad;
+  attention::ModelShape shape;
+  shape.num_layers = c.layers;
+  shape.num_heads = c.heads;
+  shape.head_dim = c.head_dim;
+  testing::FullHistoryPolicy policy(shape);
+  BlockSampler blocks(*dit, policy, c.frame, /*cuda_graphs=*/false);
+  at::manual_seed(6);  // fresh random inputs, the same for every sampler
+  const at::Tensor first = at::rand({1, 1, 3, 16, 16}) * 2 - 1;
+  const at::Tensor noise = at::randn({1, 1, 3, 16, 16});
+  const at::Tensor eps = at::randn({1, 1, 3, 16, 16});
+  blocks.commit(first, at::zeros({1, 1}, at::kLong), 0, 0, eps);
+  return blocks.generate(noise, at::full({1, 1}, action, at::kLong), 1, 1, eps);
+}
+
+// Note [Action guidance] with one Euler step: x0 = noise − v, and v is linear in w, so the
+// guided block is the dropped-key block plus w times (keyed − dropped).
+TEST(ActionGuidance, OneStepIsTheLinearBlendOfKeyedAndDroppedVelocities) {
+  model::SamplerConfig plain;
+  plain.steps = 1;
+  plain.context_noise = 0.1;
+  const at::Tensor keyed = guided_block(plain, 2);
+  const at::Tensor dropped = guided_block(plain, 4);
+  ASSERT_FALSE(at::allclose(keyed, dropped, 1e-4, 1e-4));  // the key matters to this model
+  model::SamplerConfig guided = plain;
+  guided.dropped_action = 4;
+  for (double w : {0.0, 2.5}) {
+    guided.action_guidance = w;
+    const at::Tensor out = guided_block(guided, 2);
+    EXPECT_TRUE(at::allclose(out, dropped + w * (keyed - dropped), 1e-5, 1e-5)) << w;
+  }
+  guided.action_guidance = 1.0;  // off, even with the dropped token named
+  EXPECT_TRUE(at::equal(guided_block(guided, 2), keyed));
+}
+
+// With two steps and guidance on the first only, w = 0 equals sampling the first step under the
+// dropped key and the second under the real key: the two differ from both plain runs.
+TEST(ActionGuidance, GuidesOnlyTheFirstStepsAsked) {
+  model::SamplerConfig plain;
+  plain.steps = 2;
+  model::SamplerConfig first_only = plain;
+  first_only.dropped_action = 4;
+  first_only.action_guidance = 0.0;
+  first_only.action_guidance_steps = 1;
+  model::SamplerConfig every = first_only;
+  every.action_guidance_steps = 0;
+  const at::Tensor keyed = guided_block(plain, 2);
+  const at::Tensor dropped = guided_block(plain, 4);
+  EXPECT_TRUE(at::allclose(guided_block(every, 2), dropped, 1e-5, 1e-5));
+  const at::Tensor mixed = guided_block(first_only, 2);
+  EXPECT_FALSE(at::allclose(mixed, keyed, 1e-4, 1e-4));
+  EXPECT_FALSE(at::allclose(mixed, dropped, 1e-4, 1e-4));
 }
 
 TEST(Decode, ClampsAndQuantises) {
