@@ -160,6 +160,23 @@ TEST(InferenceHandoff, PacedSourceWaitsForPresentedFrames) {
   EXPECT_EQ(context.validation_errors(), 0u);
 }
 
+// Renders and reports presented frames as fast as it can for `ms` milliseconds.
+struct PresentBurst {
+  int presented = 0;
+  double seconds = 0.0;
+};
+PresentBurst present_for(HeadlessRenderer& renderer, InferenceThread& inference, int ms) {
+  PresentBurst burst;
+  const auto first = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - first < std::chrono::milliseconds(ms)) {
+    renderer.render(PresentSettings{});
+    inference.frame_presented();
+    ++burst.presented;
+  }
+  burst.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - first).count();
+  return burst;
+}
+
 // With a frame rate (Note [Game frame rate]) presented frames no longer pay for frames one to
 // one: a display presenting as fast as it can gets no more frames than the clock allows.
 TEST(InferenceHandoff, PacedAtARateNeverRunsAheadOfTheClock) {
@@ -172,22 +189,15 @@ TEST(InferenceHandoff, PacedAtARateNeverRunsAheadOfTheClock) {
   InferenceThread inference(source, renderer.sink(), nullptr, options);
   inference.start();
   ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return s.frames_produced == 1; }, kWait));
-  const auto first = std::chrono::steady_clock::now();
-  int presented = 0;
-  while (std::chrono::steady_clock::now() - first < std::chrono::milliseconds(400)) {
-    renderer.render(PresentSettings{});
-    inference.frame_presented();
-    ++presented;
-  }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - first).count();
+  const PresentBurst burst = present_for(renderer, inference, 400);
   // The thread catches up with the credits it was given, then waits.
   ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return s.frames_produced >= 2; }, kWait));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   const uint64_t produced = inference.stats()->frames_produced;
   // The start credit, the first presented frame's, then one per 1/20 s.
-  EXPECT_LE(produced, 2u + static_cast<uint64_t>(seconds * options.frame_rate)) << presented;
-  EXPECT_LT(produced, static_cast<uint64_t>(presented));
+  EXPECT_LE(produced, 2u + static_cast<uint64_t>(burst.seconds * options.frame_rate))
+      << burst.presented;
+  EXPECT_LT(produced, static_cast<uint64_t>(burst.presented));
   inference.stop();
   EXPECT_EQ(context.validation_errors(), 0u);
 }
@@ -209,21 +219,13 @@ TEST(InferenceHandoff, FrameRateChangesWhilePlaying) {
   inference.send(InferenceCommand::set_frame_rate(10.0));
   ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return s.frame_rate == 10.0; }, kWait));
   const uint64_t before = inference.stats()->frames_produced;
-  const auto first = std::chrono::steady_clock::now();
-  int presented = 0;
-  while (std::chrono::steady_clock::now() - first < std::chrono::milliseconds(300)) {
-    renderer.render(PresentSettings{});
-    inference.frame_presented();
-    ++presented;
-  }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - first).count();
+  const PresentBurst burst = present_for(renderer, inference, 300);
   ASSERT_TRUE(
       inference.wait_for([&](const LiveStats& s) { return s.frames_produced > before; }, kWait));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   const uint64_t produced = inference.stats()->frames_produced - before;
   // The first presented frame at the new rate earns one at once, then one per 1/10 s.
-  EXPECT_LE(produced, 1u + static_cast<uint64_t>(seconds * 10.0)) << presented;
+  EXPECT_LE(produced, 1u + static_cast<uint64_t>(burst.seconds * 10.0)) << burst.presented;
   inference.stop();
   EXPECT_EQ(context.validation_errors(), 0u);
 }
