@@ -498,8 +498,12 @@ TEST(PluginThreads, ReadersRunWhileAnotherThreadSteps) {
   const wc_session_desc desc = game_desc(3);
   ASSERT_EQ(wc_session_create(runtime.get(), &desc, &session), WC_RESULT_OK);
   std::atomic<bool> stepping{true};
+  std::atomic<bool> reading{false};
   std::atomic<int> failures{0};
   std::thread worker([&] {
+    // Steps begin once the reader runs: on a loaded machine the 300 steps could otherwise all
+    // finish before the reader's first poll.
+    while (!reading) std::this_thread::yield();
     for (int i = 0; i < 300; ++i) {
       if (wc_session_step(session, WC_STEP_NEWEST_ACTION) != WC_RESULT_OK) ++failures;
     }
@@ -509,7 +513,8 @@ TEST(PluginThreads, ReadersRunWhileAnotherThreadSteps) {
   const wc_frame_request request = cpu_request(pixels);
   uint64_t last_index = 0;
   int polls = 0;
-  while (stepping) {
+  reading = true;
+  do {
     wc_frame frame = empty_frame();
     const wc_result got = wc_session_get_frame(session, &request, &frame);
     if (got != WC_RESULT_OK && got != WC_RESULT_FRAME_DROPPED) ++failures;
@@ -520,7 +525,7 @@ TEST(PluginThreads, ReadersRunWhileAnotherThreadSteps) {
     if (wc_session_get_stats(session, &stats) != WC_RESULT_OK) ++failures;
     if (wc_session_push_action(session, polls % 5) != WC_RESULT_OK) ++failures;
     ++polls;
-  }
+  } while (stepping);
   worker.join();
   EXPECT_EQ(failures.load(), 0);
   EXPECT_GT(polls, 0);
