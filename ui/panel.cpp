@@ -2,9 +2,9 @@
 #include "ui/panel.h"
 
 #include <imgui.h>
-#include <cmath>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "engine/game/action.h"
