@@ -9,7 +9,9 @@
 # drops the 720P whole-DiT bench; WITH_ROLLOUT=1 adds the attention-only rollout benches of issue 4
 # (480P over 10 200 frames, all policies; 720P, five calls per block); TESTS="a b" picks the test
 # binaries (default: all five); WITH_PRESENT=0 / WITH_EVAL=0 drop the presentation bench and the
-# bundled model's speed.
+# bundled model's speed. EVAL_WEIGHTS / EVAL_CONFIG point the speed run (and the stability run)
+# at other weights and config (default: the bundled model); WITH_STABILITY=1 adds the
+# 10 000-frame stability metric of `worldcast eval` on the GPU.
 set -u
 ROOT=$(pwd)
 source "$ROOT/tools/device_env.sh"
@@ -38,13 +40,21 @@ for t in $TESTS; do
   tail -3 "$OUT/$t.log" >> "$OUT/summary.txt" 2>/dev/null
 done
 [ "${WITH_PRESENT:-1}" = 1 ] && step bench_present 40 $W bench present --res 128x128,1280x720 --frames 300 --json "$OUT/present.json"
+EVAL_WEIGHTS=${EVAL_WEIGHTS:-assets/models/game-small}
+EVAL_CONFIG_FLAG=()
+[ -n "${EVAL_CONFIG:-}" ] && EVAL_CONFIG_FLAG=(--config "$EVAL_CONFIG")
 # The bundled model's speed with whole-block CUDA graphs (the default) and without, same machine.
 for graphs in ${EVAL_GRAPHS:-on off}; do
   [ "${WITH_EVAL:-1}" = 1 ] || break
-  step eval_speed_$graphs 90 $W eval --weights assets/models/game-small --device cuda \
+  step eval_speed_$graphs 90 $W eval --weights $EVAL_WEIGHTS "${EVAL_CONFIG_FLAG[@]}" --device cuda \
     --metrics speed --seeds 1 --speed-frames 400 --policies ${EVAL_POLICIES:-headcast} --cuda-graphs $graphs \
     --json "$OUT/eval_speed_$graphs.json"
 done
+if [ "${WITH_STABILITY:-0}" = 1 ]; then
+  step eval_stability 300 $W eval --weights $EVAL_WEIGHTS "${EVAL_CONFIG_FLAG[@]}" --device cuda \
+    --metrics stability --seeds 1 --json "$OUT/eval_stability.json"
+  tail -12 "$OUT/eval_stability.log" >> "$OUT/summary.txt"
+fi
 if [ "${WITH_FLATNESS:-0}" = 1 ]; then
   # Issue 7's number: 10 000 played frames with the default policy and random-walk keys; the
   # summary is rewritten every 1000 frames, so a run cut by the device budget keeps its numbers.

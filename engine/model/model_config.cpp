@@ -98,6 +98,17 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
     }
     sampler.reject_unknown();
   }
+  if (reader.has("prediction")) {
+    // Absent: the plain velocity, which every config before the skip meant.
+    ObjectReader prediction(reader.get("prediction"), file, "prediction");
+    const std::string reference = prediction.string("reference");
+    if (reference != "previous_frame") {
+      prediction.fail(prediction.field_path("reference"), "must be \"previous_frame\", got \"" + reference + "\"");
+    }
+    config.prediction.previous_frame_skip = true;
+    config.prediction.spread = prediction.number("spread", 1e-3, 10.0);
+    prediction.reject_unknown();
+  }
   reader.reject_unknown();
 
   if (config.hidden != config.heads * config.head_dim) {
@@ -150,7 +161,7 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
     sampler["action_guidance_steps"] = config.sampler.action_guidance_steps;
   }
   if (config.sampler.dropped_action >= 0) sampler["dropped_action"] = config.sampler.dropped_action;
-  return {
+  nlohmann::json out = {
       {"name", config.name},
       {"description", config.description},
       {"channels", config.channels},
@@ -171,6 +182,10 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
       {"rope_theta", config.rope_theta},
       {"sampler", sampler},
   };
+  if (config.prediction.previous_frame_skip) {
+    out["prediction"] = {{"reference", "previous_frame"}, {"spread", config.prediction.spread}};
+  }
+  return out;
 }
 
 std::vector<TensorSpec> model_tensor_specs(const ModelConfig& c, Dtype dtype) {

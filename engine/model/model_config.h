@@ -30,6 +30,16 @@ struct SamplerConfig {
   int dropped_action = -1;  // required (in [0, num_actions)) when action_guidance != 1
 };
 
+// What the network's output means. Plain: the velocity ε − x0 itself. With the previous-frame
+// skip (Note [Previous-frame skip] in prediction.h) the output corrects an estimate of x0 made
+// from the noisy frame and the frame before the block, so standing still is the zero output.
+struct PredictionConfig {
+  bool previous_frame_skip = false;
+  // The spread s of x0 around the previous frame that the estimate assumes (pixel units, [-1, 1]
+  // frames): how far a typical frame departs from its predecessor.
+  double spread = 0.5;
+};
+
 struct ModelConfig {
   std::string name;
   std::string description;
@@ -53,6 +63,7 @@ struct ModelConfig {
   double norm_eps = 1e-6;
   double rope_theta = 10000.0;
   SamplerConfig sampler;
+  PredictionConfig prediction;
 
   int patch_dim() const { return channels * patch_t * patch_h * patch_w; }
   int grid_h(const FrameSize& size) const { return size.height / patch_h; }

@@ -60,6 +60,9 @@ std::vector<ModelBenchRow> run_model_bench(
           attention::make_bench_timer(options.device);
       std::vector<double> block_ms, decode_ms, attention_ms, rest_ms, split_ms;
       std::map<std::string, std::vector<double>> path_ms;
+      // The previous-frame skip's reference (Note [Previous-frame skip]): the last frame of the
+      // block before, as in a session; the bench's first block takes its own noise.
+      at::Tensor reference;
       for (int b = 0; b < plain_blocks + split_blocks + (trace ? 1 : 0); ++b) {
         // The attention/rest split runs after the timed blocks, apart; the traced block last.
         const bool traced = trace && b == plain_blocks + split_blocks;
@@ -78,8 +81,12 @@ std::vector<ModelBenchRow> run_model_bench(
         KernelTrace kernels;
         if (traced) kernels.start();
         Stopwatch model_time;
-        const at::Tensor x0 = sampler.denoise(noise, actions, b, int64_t{b} * f);
+        if (config.prediction.previous_frame_skip && !reference.defined()) reference = noise;
+        const at::Tensor x0 = sampler.denoise(noise, actions, b, int64_t{b} * f, reference);
         sampler.commit(x0, actions, b, int64_t{b} * f, at::randn_like(x0));
+        if (reference.defined()) {
+          reference = x0.select(1, f - 1).unsqueeze(1).expand_as(x0).contiguous();
+        }
         sync(options.device);
         const double ms = model_time.elapsed_ms();
         if (traced) {

@@ -3,7 +3,9 @@
 
 #include <torch/autograd.h>
 
+#include "engine/core/error.h"
 #include "engine/model/dit.h"
+#include "engine/model/prediction.h"
 
 namespace wc::rollout {
 
@@ -56,9 +58,10 @@ attention::StepInfo BlockSampler::clean_step(int64_t block_index) const {
 }
 
 at::Tensor BlockSampler::denoise(const at::Tensor& noise, const at::Tensor& actions,
-                                 int64_t block_index, int64_t frame_start) {
+                                 int64_t block_index, int64_t frame_start,
+                                 const at::Tensor& reference) {
   torch::NoGradGuard no_grad;
-  return run_denoise(noise, actions, block_index, frame_start, nullptr);
+  return run_denoise(noise, actions, block_index, frame_start, reference, nullptr);
 }
 
 void BlockSampler::commit(const at::Tensor& x0, const at::Tensor& actions, int64_t block_index,
@@ -69,7 +72,7 @@ void BlockSampler::commit(const at::Tensor& x0, const at::Tensor& actions, int64
 
 at::Tensor BlockSampler::generate(const at::Tensor& noise, const at::Tensor& actions,
                                   int64_t block_index, int64_t frame_start,
-                                  const at::Tensor& context_eps) {
+                                  const at::Tensor& context_eps, const at::Tensor& reference) {
   torch::NoGradGuard no_grad;
   if (graph_) {
     // Replay when this key was recorded; record when the key held for two blocks in a row (a
@@ -77,16 +80,24 @@ at::Tensor BlockSampler::generate(const at::Tensor& noise, const at::Tensor& act
     const std::optional<uint64_t> key = policy_.block_replay_key(clean_step(block_index));
     const bool replay = key && ((graph_->recorded() && graph_->key() == *key) || last_key_ == key);
     last_key_ = key;
-    if (replay) return replay_block(*key, noise, actions, block_index, frame_start, context_eps);
+    if (replay) {
+      return replay_block(*key, noise, actions, block_index, frame_start, context_eps, reference);
+    }
   }
-  const at::Tensor x0 = run_denoise(noise, actions, block_index, frame_start, nullptr);
+  const at::Tensor x0 = run_denoise(noise, actions, block_index, frame_start, reference, nullptr);
   run_commit(x0, actions, block_index, frame_start, context_eps, nullptr, /*device_only=*/false);
   return x0;
 }
 
 at::Tensor BlockSampler::run_denoise(const at::Tensor& noise, const at::Tensor& actions,
                                      int64_t block_index, int64_t frame_start,
+                                     const at::Tensor& reference,
                                      const model::RopeRotation* rope) {
+  const model::PredictionConfig& prediction = model_.config().prediction;
+  if (prediction.previous_frame_skip && !reference.defined()) {
+    throw Error(model_.config().name, "the model's previous-frame skip needs the frame before "
+                                      "the block, and none was given");
+  }
   at::Tensor x = noise;
   const int64_t frames = noise.size(1);
   for (size_t i = 0; i < schedule_.size(); ++i) {
@@ -105,6 +116,8 @@ at::Tensor BlockSampler::run_denoise(const at::Tensor& noise, const at::Tensor& 
       const at::Tensor unkeyed = model_.forward_block(dropped, policy_, step);
       velocity = unkeyed + sampler_.action_guidance * (velocity - unkeyed);
     }
+    // After the blend: the skip is affine in the output, so blending outputs is the same.
+    velocity = model::velocity_from_output(prediction, velocity, x, levels, reference);
     x = x + (next - t) * velocity;
   }
   return x;
@@ -125,7 +138,8 @@ void BlockSampler::run_commit(const at::Tensor& x0, const at::Tensor& actions, i
 
 at::Tensor BlockSampler::replay_block(uint64_t key, const at::Tensor& noise,
                                       const at::Tensor& actions, int64_t block_index,
-                                      int64_t frame_start, const at::Tensor& context_eps) {
+                                      int64_t frame_start, const at::Tensor& context_eps,
+                                      const at::Tensor& reference) {
   const model::RopeRotation& rope =
       model_.rope_for(frame_start, geometry_.frames, geometry_.grid_h, geometry_.grid_w, noise);
   const bool record = !graph_->recorded() || graph_->key() != key;
@@ -133,18 +147,21 @@ at::Tensor BlockSampler::replay_block(uint64_t key, const at::Tensor& noise,
     graph_noise_ = at::empty_like(noise);
     graph_actions_ = at::empty_like(actions);
     graph_eps_ = context_eps.defined() ? at::empty_like(context_eps) : at::Tensor();
+    graph_reference_ = reference.defined() ? at::empty_like(reference) : at::Tensor();
     graph_rope_ = {at::empty_like(rope.cos), at::empty_like(rope.sin_signed)};
   }
   graph_noise_.copy_(noise);
   graph_actions_.copy_(actions);
   if (graph_eps_.defined()) graph_eps_.copy_(context_eps);
+  if (graph_reference_.defined()) graph_reference_.copy_(reference);
   graph_rope_.cos.copy_(rope.cos);
   graph_rope_.sin_signed.copy_(rope.sin_signed);
   // Note [Replayed commit]: the host half now; the recording holds the device half.
   policy_.commit_host(clean_step(block_index));
   if (record) {
     const auto denoise = [this, block_index, frame_start] {
-      return run_denoise(graph_noise_, graph_actions_, block_index, frame_start, &graph_rope_);
+      return run_denoise(graph_noise_, graph_actions_, block_index, frame_start, graph_reference_,
+                         &graph_rope_);
     };
     graph_->record(key, denoise, [&] {
       const at::Tensor x0 = denoise();

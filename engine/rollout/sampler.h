@@ -57,9 +57,11 @@ class BlockSampler {
 
   // k denoising steps from `noise` ([1, F, C, H, W], model device and dtype) under `actions`
   // ([1, F] int64) for AR block `block_index` (its first frame is at absolute frame index
-  // `frame_start`). Returns the predicted clean block x0.
+  // `frame_start`). `reference` ([1, F, C, H, W] like noise: the frame before the block, for
+  // every frame) is what a model with the previous-frame skip needs (Note [Previous-frame skip]);
+  // other models ignore it and may be given an undefined tensor. Returns the clean block x0.
   at::Tensor denoise(const at::Tensor& noise, const at::Tensor& actions, int64_t block_index,
-                     int64_t frame_start);
+                     int64_t frame_start, const at::Tensor& reference);
 
   // The clean pass: the block x0 at the config's context-noise level c (re-noised with
   // `context_eps` when c > 0) through the model with commits, so later blocks attend to it.
@@ -69,7 +71,8 @@ class BlockSampler {
   // A whole block: denoise, then commit; returns x0. Where the device and the policy allow it,
   // replayed from a CUDA graph (Note [Block graph]); the same kernels on the same values.
   at::Tensor generate(const at::Tensor& noise, const at::Tensor& actions, int64_t block_index,
-                      int64_t frame_start, const at::Tensor& context_eps);
+                      int64_t frame_start, const at::Tensor& context_eps,
+                      const at::Tensor& reference);
 
   const GraphStats& graph_stats() const { return graph_stats_; }
 
@@ -81,14 +84,16 @@ class BlockSampler {
   bool guided(int step) const;
   // The k forwards, eagerly; `rope` overrides the model's rotation for frame_start.
   at::Tensor run_denoise(const at::Tensor& noise, const at::Tensor& actions, int64_t block_index,
-                         int64_t frame_start, const model::RopeRotation* rope);
+                         int64_t frame_start, const at::Tensor& reference,
+                         const model::RopeRotation* rope);
   // The clean pass; `device_only` marks its commits as Note [Replayed commit]'s device half.
   void run_commit(const at::Tensor& x0, const at::Tensor& actions, int64_t block_index,
                   int64_t frame_start, const at::Tensor& context_eps,
                   const model::RopeRotation* rope, bool device_only);
   // The block from the graph, recording it first under `key` if it is not the recorded one.
   at::Tensor replay_block(uint64_t key, const at::Tensor& noise, const at::Tensor& actions,
-                          int64_t block_index, int64_t frame_start, const at::Tensor& context_eps);
+                          int64_t block_index, int64_t frame_start, const at::Tensor& context_eps,
+                          const at::Tensor& reference);
 
   model::CausalDiTImpl& model_;
   attention::AttentionPolicy& policy_;
@@ -97,7 +102,7 @@ class BlockSampler {
   attention::BlockGeometry geometry_;
   // Graph state: the recording, its static inputs, the last block's replay key.
   std::unique_ptr<BlockGraph> graph_;
-  at::Tensor graph_noise_, graph_actions_, graph_eps_;
+  at::Tensor graph_noise_, graph_actions_, graph_eps_, graph_reference_;
   model::RopeRotation graph_rope_;
   std::optional<uint64_t> last_key_;
   GraphStats graph_stats_;

@@ -226,6 +226,16 @@ struct Session::Impl {
     }
   }
 
+  // The frame before the next block, for each of its frames (Note [Previous-frame skip]): the
+  // last shown block's last frame (black before any). Undefined for models without the skip.
+  at::Tensor reference(const Rollout& r) const {
+    if (!config.prediction.previous_frame_skip) return at::Tensor();
+    const int f = frames_per_block();
+    return r.block_device.select(0, f - 1).unsqueeze(0).unsqueeze(0)
+        .expand({1, f, -1, -1, -1})
+        .contiguous();
+  }
+
   // One generated block under `actions` (F values).
   void generate(Rollout& r, const int64_t* actions) const {
     Stopwatch model_time;
@@ -234,7 +244,7 @@ struct Session::Impl {
     const at::Tensor noise = draw_noise(r);
     const at::Tensor eps = draw_context_noise(r);
     const at::Tensor x0 = r.sampler->generate(noise, a, r.next_block - r.policy_offset,
-                                              r.next_block * frames_per_block(), eps);
+                                              r.next_block * frames_per_block(), eps, reference(r));
     keep_block(r, x0, a, eps);
     sync();
     r.model_ms = model_time.elapsed_ms();

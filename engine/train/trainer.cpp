@@ -18,6 +18,7 @@
 #include "engine/core/timing.h"
 #include "engine/model/dit.h"
 #include "engine/model/model_config.h"
+#include "engine/model/prediction.h"
 #include "engine/model/weights.h"
 #include "engine/train/adamw.h"
 #include "engine/train/clip_stream.h"
@@ -103,6 +104,9 @@ void init_training_weights(model::CausalDiTImpl& model, uint64_t seed) {
 TrainReport train(const TrainConfig& config, const TrainOptions& options,
                   const std::function<void(const StepReport&)>& on_log) {
   if (options.out_dir.empty()) throw Error("train", "an output folder is required");
+  if (options.init_new_head && options.init_from.empty()) {
+    throw Error("train", "a new output head needs weights to start from (--init)");
+  }
   const model::ModelConfig model_config = model::load_model_config(config.model_config);
   if (config.clips.width != model_config.frame.width || config.clips.height != model_config.frame.height) {
     throw Error(config.file, "field 'clips': frame size differs from the model config's frame");
@@ -136,8 +140,13 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
   } else if (!options.init_from.empty()) {
     model::load_weights(model, options.init_from);
     at::NoGradGuard no_grad;
+    if (options.init_new_head) {
+      model->head->proj->weight.zero_();
+      model->head->proj->bias.zero_();
+    }
     for (size_t i = 0; i < params.size(); ++i) ema[i].copy_(params[i]);
-    log_info("train: starting from the weights in " + options.init_from);
+    log_info("train: starting from the weights in " + options.init_from +
+             (options.init_new_head ? " (output head zeroed)" : ""));
   }
   TrainReport report;
   report.first_step = progress.step;
@@ -181,7 +190,13 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
         clips, config.noise, tokens_per_frame, model_config.frames_per_block,
         step_seed(config.seed, step), options.device);
     const at::Tensor prediction = model->forward_masked(batch.input, mask);
-    const at::Tensor noisy = prediction.slice(1, batch.noisy_first).to(at::kFloat);
+    // The network's output as a velocity (Note [Previous-frame skip]), in float32.
+    const at::Tensor noisy = model::velocity_from_output(
+        model_config.prediction, prediction.slice(1, batch.noisy_first).to(at::kFloat),
+        batch.input.frames.slice(1, batch.noisy_first), batch.input.t.slice(1, batch.noisy_first),
+        model_config.prediction.previous_frame_skip
+            ? model::previous_frame_reference(batch.clean, model_config.frames_per_block)
+            : at::Tensor());
     const at::Tensor weight =
         config.loss.motion_weight > 0.0
             ? motion_weights(batch.clean, clips.positions, model_config.frames_per_block,

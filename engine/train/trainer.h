@@ -24,6 +24,10 @@ struct TrainOptions {
   // fresh initialisation, with fresh optimiser moments (fine-tuning, or continuing a run whose
   // state was lost).
   std::string init_from;
+  // With init_from: zero the output head's projection after loading, so a model whose output
+  // changes meaning (a config that adds the previous-frame skip) keeps the trained layers and
+  // starts from a zero output (with the skip: a copy of the previous frame).
+  bool init_new_head = false;
 };
 
 struct StepReport {

@@ -84,7 +84,8 @@ TEST(ModelGpu, Bf16DenseRolloutMatchesCpuFloat) {
     for (int b = 0; b < 4; ++b) {
       const at::Tensor noise = at::randn({1, 1, 3, 32, 32});
       const at::Tensor actions = at::full({1, 1}, b % 5, at::kLong);
-      const at::Tensor x0 = sampler.denoise(noise.to(device, dtype), actions.to(device), b, b);
+      const at::Tensor x0 =
+          sampler.denoise(noise.to(device, dtype), actions.to(device), b, b, at::Tensor());
       sampler.commit(x0, actions.to(device), b, b, at::Tensor());
       blocks.push_back(x0.to(at::kCPU, at::kFloat));
     }

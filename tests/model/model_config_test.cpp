@@ -118,6 +118,36 @@ TEST(ModelConfig, ActionGuidanceNeedsADroppedActionBelowNumActions) {
               HasSubstr("field 'sampler.action_guidance': must be in"));
 }
 
+// Note [Previous-frame skip]: on when the config has "prediction", off (plain velocity) without,
+// written back only when on, and a bad value names its field.
+TEST(ModelConfig, PreviousFrameSkipParsesRoundTripsAndNamesBadFields) {
+  nlohmann::json json = game_small_json();
+  json.erase("prediction");
+  const ModelConfig plain = parse_model_config(json, "cfg.json");
+  EXPECT_FALSE(plain.prediction.previous_frame_skip);
+  EXPECT_FALSE(model_config_to_json(plain).contains("prediction"));
+  json["prediction"] = {{"reference", "previous_frame"}, {"spread", 0.25}};
+  const ModelConfig skip = parse_model_config(json, "cfg.json");
+  EXPECT_TRUE(skip.prediction.previous_frame_skip);
+  EXPECT_EQ(skip.prediction.spread, 0.25);
+  const ModelConfig again = parse_model_config(model_config_to_json(skip), "again");
+  EXPECT_TRUE(again.prediction.previous_frame_skip);
+  EXPECT_EQ(again.prediction.spread, 0.25);
+  json["prediction"]["reference"] = "sink";
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'prediction.reference': must be \"previous_frame\""));
+  json["prediction"]["reference"] = "previous_frame";
+  json["prediction"]["spread"] = 0.0;
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'prediction.spread': must be in"));
+  json["prediction"] = {{"reference", "previous_frame"}};
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'prediction.spread': missing"));
+  json["prediction"] = {{"reference", "previous_frame"}, {"spread", 0.5}, {"sprad", 1}};
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("prediction.sprad"));
+}
+
 TEST(ModelConfig, MissingFieldIsNamed) {
   nlohmann::json json = game_small_json();
   json.erase("layers");

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <torch/autograd.h>
 
+#include "engine/core/error.h"
 #include "engine/model/dit.h"
 #include "engine/rollout/decode.h"
 #include "engine/rollout/sampler.h"
@@ -41,7 +42,41 @@ at::Tensor guided_block(const model::SamplerConfig& sampler, int64_t action) {
   const at::Tensor noise = at::randn({1, 1, 3, 16, 16});
   const at::Tensor eps = at::randn({1, 1, 3, 16, 16});
   blocks.commit(first, at::zeros({1, 1}, at::kLong), 0, 0, eps);
-  return blocks.generate(noise, at::full({1, 1}, action, at::kLong), 1, 1, eps);
+  return blocks.generate(noise, at::full({1, 1}, action, at::kLong), 1, 1, eps, at::Tensor());
+}
+
+// Note [Previous-frame skip] through the sampler: a model whose output head is zero predicts
+// "nothing changed", so one step lands on the frame before the block, guided or not; two steps
+// land on the posterior mean of the second step, r + k·(x_0.5 − 0.5·r) = r + 0.2·noise (s = 0.5).
+TEST(PreviousFrameSkip, AZeroOutputHeadSamplesThePosteriorMean) {
+  at::manual_seed(7);  // fresh random inputs
+  const at::Tensor first = at::rand({1, 1, 3, 16, 16}) * 2 - 1;
+  const at::Tensor noise = at::randn({1, 1, 3, 16, 16});
+  const auto sample = [&](int steps, const at::Tensor& reference) {
+    model::ModelConfig c = testing::tiny_config();
+    c.prediction.previous_frame_skip = true;
+    c.prediction.spread = 0.5;
+    c.sampler.steps = steps;
+    c.sampler.shift = 1.0;  // levels 1, 0.5
+    c.sampler.dropped_action = 4;
+    c.sampler.action_guidance = 2.0;
+    at::manual_seed(5);
+    model::CausalDiT dit(c);
+    torch::NoGradGuard no_grad;
+    dit->head->proj->weight.zero_();
+    dit->head->proj->bias.zero_();
+    attention::ModelShape shape;
+    shape.num_layers = c.layers;
+    shape.num_heads = c.heads;
+    shape.head_dim = c.head_dim;
+    testing::FullHistoryPolicy policy(shape);
+    BlockSampler blocks(*dit, policy, c.frame, /*cuda_graphs=*/false);
+    blocks.commit(first, at::zeros({1, 1}, at::kLong), 0, 0, at::Tensor());
+    return blocks.generate(noise, at::full({1, 1}, 2, at::kLong), 1, 1, at::Tensor(), reference);
+  };
+  EXPECT_TRUE(at::allclose(sample(1, first), first, 1e-5, 1e-5));
+  EXPECT_TRUE(at::allclose(sample(2, first), first + 0.2 * noise, 1e-5, 1e-5));
+  EXPECT_THROW(sample(1, at::Tensor()), Error);  // the skip cannot run without its reference
 }
 
 // Note [Action guidance] with one Euler step: x0 = noise − v, and v is linear in w, so the

@@ -2,6 +2,7 @@
 // bit-for-bit (and fail loudly, naming file and field, when bad).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <torch/autograd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -10,6 +11,8 @@
 
 #include "engine/core/safetensors.h"
 #include "engine/game/game.h"
+#include "engine/model/dit.h"
+#include "engine/model/weights.h"
 #include "engine/rollout/session.h"
 #include "engine/rollout/session_state.h"
 #include "tests/model/model_test_util.h"
@@ -126,6 +129,57 @@ TEST_F(SessionTest, SavedStateReproducesNextFramesBitForBit) {
     play(*restored, {Action::kUp});
     restored->load_state(path("state.wcs"));
     EXPECT_EQ(restored->frame_index(), 3u);
+    EXPECT_EQ(play(*restored, kScript), after) << "frames per block " << f;
+  }
+}
+
+// Note [Previous-frame skip]: the session hands the sampler the last shown frame. A model that
+// predicts "nothing changed" (a zero output head) and samples in one step then holds the seed
+// frame under every key, and a model with the skip replays a saved state bit for bit (the
+// reference is rebuilt along with the blocks).
+model::ModelConfig skip_config(int frames_per_block) {
+  model::ModelConfig c = testing::tiny_config(frames_per_block);
+  c.prediction.previous_frame_skip = true;
+  c.prediction.spread = 0.5;
+  return c;
+}
+
+TEST_F(SessionTest, PreviousFrameSkipWithAZeroHeadHoldsTheSeedFrame) {
+  testing::register_full_history_policy();
+  model::ModelConfig c = skip_config(1);
+  c.sampler.steps = 1;
+  model::CausalDiT dit(c);
+  model::init_random_weights(dit, 4);
+  {
+    torch::NoGradGuard no_grad;
+    dit->head->proj->weight.zero_();
+    dit->head->proj->bias.zero_();
+  }
+  model::save_weights(dit, path("zero-head"));
+  SessionOptions options;
+  options.seed_frames = 1;
+  auto s = Session::create(c, path("zero-head"), "test_full_history", nlohmann::json::object(),
+                           3, at::kCPU, options);
+  const std::vector<uint8_t> seed = frame_of(*s);
+  for (const auto& frame : play(*s, kScript)) EXPECT_EQ(frame, seed);
+}
+
+TEST_F(SessionTest, PreviousFrameSkipStateReplaysBitForBit) {
+  testing::register_full_history_policy();
+  SessionOptions options;
+  for (int f : {1, 2}) {
+    options.seed_frames = f;
+    const auto make = [&](uint64_t seed) {
+      return Session::create(skip_config(f), "", "test_full_history", nlohmann::json::object(),
+                             seed, at::kCPU, options);
+    };
+    auto s = make(3);
+    play(*s, {kScript.begin(), kScript.begin() + 3});
+    s->save_state(path("state.wcs"));
+    const auto after = play(*s, kScript);
+    auto restored = make(99);
+    play(*restored, {Action::kUp});
+    restored->load_state(path("state.wcs"));
     EXPECT_EQ(play(*restored, kScript), after) << "frames per block " << f;
   }
 }

@@ -128,6 +128,50 @@ TEST_F(TrainerTest, InitFromAnExportedModelStartsThere) {
   }
 }
 
+// Note [Previous-frame skip]: with a zero output the skip already predicts "nothing changed",
+// so its first loss is below the plain velocity's (a zero output there predicts v = 0), on the
+// same clips and noise; and it learns from there.
+TEST_F(TrainerTest, PreviousFrameSkipStartsLowerAndLearns) {
+  std::vector<double> plain, skip;
+  run("plain", 5, &plain);
+  nlohmann::json model = nlohmann::json::parse(std::ifstream(config_.model_config));
+  model["prediction"] = {{"reference", "previous_frame"}, {"spread", 0.5}};
+  std::ofstream(config_.model_config) << model.dump(2);
+  run("skip", 60, &skip);
+  ASSERT_FALSE(plain.empty());
+  ASSERT_GE(skip.size(), 10u);
+  EXPECT_LT(skip.front(), 0.8 * plain.front()) << "skip " << skip.front() << " plain " << plain.front();
+  EXPECT_LT(skip.back(), 0.9 * skip.front()) << "first " << skip.front() << " last " << skip.back();
+}
+
+// --init with a new head keeps every trained tensor but the output projection, which starts at
+// zero (a config whose output changed meaning); without --init it is refused.
+TEST_F(TrainerTest, InitWithANewHeadZeroesOnlyTheOutputProjection) {
+  run("first", 20);
+  TrainOptions options;
+  options.out_dir = (dir_ / "second").string();
+  options.max_steps = 1;
+  options.progress_bar = false;
+  options.init_new_head = true;
+  EXPECT_THROW(train(config_, options), Error);
+  options.init_from = (dir_ / "first" / "model").string();
+  train(config_, options);
+  const TensorMap exported = load_tensors(Checkpoint::open((dir_ / "first" / "model").string()));
+  const TensorMap state = load_tensors(Checkpoint::open((dir_ / "second" / "state").string()));
+  for (const auto& [name, weight] : exported) {
+    const at::Tensor ema = state.at("ema." + name);
+    if (name.rfind("head.proj.", 0) == 0) {
+      // It was trained (the EMA of 20 steps from zero), and now restarts from zero: one step of
+      // EMA later it is a small fraction of what it was.
+      const double trained = weight.abs().max().item<double>();
+      EXPECT_GT(trained, 0.0) << name;
+      EXPECT_LT(ema.abs().max().item<double>(), 0.05 * trained) << name;
+    } else {
+      EXPECT_TRUE(at::allclose(ema, weight.to(at::kFloat), 1e-3, 1e-3)) << name;
+    }
+  }
+}
+
 TEST_F(TrainerTest, DamagedStateIsRefusedByName) {
   run("damaged", 2);
   fs::path shard;

@@ -21,6 +21,7 @@ struct TrainCommandOptions {
   int64_t max_steps = 0;
   bool fresh = false;
   std::string init;
+  bool init_new_head = false;
   bool quiet = false;
 };
 
@@ -37,6 +38,7 @@ void run_train(const TrainCommandOptions& o) {
   options.max_steps = o.max_steps;
   options.resume = !o.fresh;
   options.init_from = o.init;
+  options.init_new_head = o.init_new_head;
   options.progress_bar = !o.quiet;
   const train::TrainReport r = train::train(config, options);
   std::printf("trained steps %lld -> %lld, %.1f min in all, loss %.5f, %.0f clips/s; model: %s\n",
@@ -57,6 +59,9 @@ const bool kRegistered = register_command("train", [](CLI::App& app) {
   cmd->add_option("--max-steps", o->max_steps, "stop at this step count (default: the config's)");
   cmd->add_option("--init", o->init,
                   "without a state in --out: start from this model folder's weights");
+  cmd->add_flag("--new-head", o->init_new_head,
+                "with --init: zero the output head (its output changed meaning, e.g. the "
+                "config added the previous-frame skip)");
   cmd->add_flag("--fresh", o->fresh, "refuse to resume an existing state in --out");
   cmd->add_flag("--quiet", o->quiet, "no progress bar");
   cmd->callback([o] { run_train(*o); });
