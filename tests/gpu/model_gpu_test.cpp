@@ -154,5 +154,40 @@ TEST(ModelGpu, GraphReplayShowsTheEagerFrames) {
   }
 }
 
+// The bundled model's sampler: Note [Previous-frame skip] (the reference is a static input of
+// the recording) with Note [Action guidance] on the first step and context noise. Replayed
+// frames equal the eager ones.
+TEST(ModelGpu, GraphReplayWithThePreviousFrameSkipAndGuidance) {
+  REQUIRE_CUDA();
+  ModelConfig c = small_config(1);
+  c.num_actions = 6;
+  c.sampler.steps = 2;
+  c.sampler.context_noise = 0.1;
+  c.sampler.action_guidance = 2.0;
+  c.sampler.action_guidance_steps = 1;
+  c.sampler.dropped_action = 5;
+  c.prediction.previous_frame_skip = true;
+  c.prediction.spread = 0.5;
+  const auto run = [&](bool graphs) {
+    rollout::SessionOptions options;
+    options.cuda_graphs = graphs;
+    options.seed_frames = 1;
+    auto session =
+        rollout::Session::create(c, "", "headcast", {{"window", 4}}, 9, at::kCUDA, options);
+    std::vector<at::Tensor> frames;
+    for (int i = 0; i < 16; ++i) {
+      session->step(static_cast<Action>(i % 5));
+      frames.push_back(session->frame_on_device().to(at::kCPU, at::kFloat));
+    }
+    return std::make_pair(at::stack(frames), session->stats());
+  };
+  const auto [eager, eager_stats] = run(false);
+  const auto [graphed, stats] = run(true);
+  EXPECT_EQ(eager_stats.graph_replayed_blocks, 0);
+  EXPECT_GE(stats.graph_replayed_blocks, 8);
+  EXPECT_TRUE(at::equal(graphed, eager))
+      << "max difference " << (graphed - eager).abs().max().item<float>();
+}
+
 }  // namespace
 }  // namespace wc::model
