@@ -29,8 +29,10 @@ at::Tensor two_stream_mask(int frames, int tokens_per_frame, int frames_per_bloc
     for (int j = 0; j < total; ++j) {
       const bool j_noisy = j >= frames;
       const int bi = block_of(i), bj = block_of(j);
-      if (!i_noisy) m[i][j] = !j_noisy && bj <= bi;
-      else m[i][j] = j_noisy ? bi == bj : bj < bi;
+      if (!i_noisy)
+        m[i][j] = !j_noisy && bj <= bi;
+      else
+        m[i][j] = j_noisy ? bi == bj : bj < bi;
     }
   }
   return frame_mask.repeat_interleave(tokens_per_frame, 0).repeat_interleave(tokens_per_frame, 1);
@@ -71,6 +73,9 @@ TeacherForcingBatch make_teacher_forcing_batch(const ClipBatch& clips, const Noi
   const at::Tensor actions =
       at::where(dropped, at::full({b, f}, noise.dropped_action, at::kLong), clips.actions);
 
+  // Drawn last, so the draws above are those of configs without it.
+  const at::Tensor own = at::rand({b}, generator, cpu) < noise.own_context_share;
+
   const at::Tensor x0 = clips.frames.to(device);  // [B, F, C, H, W]
   const at::Tensor x0_noisy = x0.slice(1, fpb);
   const at::Tensor eps_context = at::randn(x0.sizes(), x0.options());
@@ -89,7 +94,23 @@ TeacherForcingBatch make_teacher_forcing_batch(const ClipBatch& clips, const Noi
   out.target = eps - x0_noisy;
   out.clean = x0;
   out.noisy_first = static_cast<int>(f);
+  out.history = x0;
+  out.context_level = level(c);
+  out.context_eps = eps_context;
+  out.own_context = own;
   return out;
+}
+
+void use_own_context(TeacherForcingBatch& batch, const at::Tensor& predicted, const at::Tensor& own,
+                     int frames_per_block) {
+  const at::Tensor sink = batch.history.slice(1, 0, frames_per_block);
+  const at::Tensor history =
+      at::where(own.to(batch.history.device()).view({-1, 1, 1, 1, 1}),
+                at::cat({sink, predicted.to(batch.history.dtype())}, 1), batch.history);
+  const at::Tensor context =
+      (1 - batch.context_level) * history + batch.context_level * batch.context_eps;
+  batch.input.frames = at::cat({context, batch.input.frames.slice(1, batch.noisy_first)}, 1);
+  batch.history = history;
 }
 
 }  // namespace wc::train

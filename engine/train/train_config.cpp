@@ -54,6 +54,7 @@ NoiseSpec read_noise(ObjectReader& parent) {
   noise.max_context_noise = r.number("max_context_noise", 0.0, 1.0);
   noise.action_dropout = r.number("action_dropout", 0.0, 1.0);
   noise.dropped_action = r.integer("dropped_action", 0, 1 << 20);
+  if (r.has("own_context_share")) noise.own_context_share = r.number("own_context_share", 0.0, 1.0);
   r.reject_unknown();
   return noise;
 }

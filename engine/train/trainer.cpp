@@ -58,7 +58,9 @@ class MixedPrecision {
     if (enabled_) at::autocast::clear_cache();
 #endif
   }
-  bool enabled() const { return enabled_; }
+  bool enabled() const {
+    return enabled_;
+  }
 
  private:
   bool enabled_ = false;
@@ -72,15 +74,17 @@ void print_bar(const StepReport& r, int64_t target_steps, double minutes_left) {
   char line[256];
   const int width = 24;
   int filled = 0;
-  if (target_steps > 0) filled = static_cast<int>(width * std::min(1.0, double(r.step) / target_steps));
+  if (target_steps > 0)
+    filled = static_cast<int>(width * std::min(1.0, double(r.step) / target_steps));
   std::string bar(static_cast<size_t>(filled), '#');
   bar.resize(width, '.');
   std::snprintf(line, sizeof(line),
                 "\r[%s] step %lld  loss %.4f  lr %.2e  %.0f clips/s (%.0f%% data wait)  %.1f min%s",
                 bar.c_str(), static_cast<long long>(r.step), r.loss, r.learning_rate,
                 r.clips_per_second, 100.0 * r.data_wait_share, r.seconds / 60.0,
-                minutes_left >= 0 ? (" (" + std::to_string(int(minutes_left * 60)) + " s left)").c_str()
-                                  : "");
+                minutes_left >= 0
+                    ? (" (" + std::to_string(int(minutes_left * 60)) + " s left)").c_str()
+                    : "");
   std::fputs(line, stderr);
   std::fflush(stderr);
 }
@@ -94,7 +98,8 @@ void init_training_weights(model::CausalDiTImpl& model, uint64_t seed) {
   for (auto& item : model.named_parameters(/*recurse=*/true)) {
     const std::string& name = item.key();
     at::Tensor p = item.value();
-    const bool gate_path = name.rfind("time_proj.", 0) == 0 || name.find(".modulation") != std::string::npos ||
+    const bool gate_path = name.rfind("time_proj.", 0) == 0 ||
+                           name.find(".modulation") != std::string::npos ||
                            name.rfind("head.proj.", 0) == 0 || name == "head.modulation";
     if (gate_path) p.zero_();
     if (name.find("norm_") != std::string::npos) p.fill_(1.0);
@@ -108,16 +113,20 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
     throw Error("train", "a new output head needs weights to start from (--init)");
   }
   const model::ModelConfig model_config = model::load_model_config(config.model_config);
-  if (config.clips.width != model_config.frame.width || config.clips.height != model_config.frame.height) {
+  if (config.clips.width != model_config.frame.width ||
+      config.clips.height != model_config.frame.height) {
     throw Error(config.file, "field 'clips': frame size differs from the model config's frame");
   }
   if (config.clips.frames % model_config.frames_per_block != 0 ||
       config.clips.frames < 2 * model_config.frames_per_block) {
-    throw Error(config.file, "field 'clips.frames': must be a multiple of frames_per_block, at least two blocks");
+    throw Error(
+        config.file,
+        "field 'clips.frames': must be a multiple of frames_per_block, at least two blocks");
   }
   if (config.noise.dropped_action >= model_config.num_actions) {
-    throw Error(config.file, "field 'noise.dropped_action': must be below the model's num_actions (" +
-                                 std::to_string(model_config.num_actions) + ")");
+    throw Error(config.file,
+                "field 'noise.dropped_action': must be below the model's num_actions (" +
+                    std::to_string(model_config.num_actions) + ")");
   }
   const fs::path out(options.out_dir);
   const std::string state_dir = (out / "state").string();
@@ -153,7 +162,8 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
   report.model_dir = model_dir;
 
   const int64_t target = options.max_steps > 0 ? options.max_steps : config.steps;
-  const int grid_h = model_config.grid_h(model_config.frame), grid_w = model_config.grid_w(model_config.frame);
+  const int grid_h = model_config.grid_h(model_config.frame),
+            grid_w = model_config.grid_w(model_config.frame);
   const int tokens_per_frame = grid_h * grid_w;
   ClipStream stream(config.clips, config.batch, config.seed, progress.step, config.data_workers);
   MixedPrecision precision(options.device);
@@ -189,19 +199,30 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
     TeacherForcingBatch batch = make_teacher_forcing_batch(
         clips, config.noise, tokens_per_frame, model_config.frames_per_block,
         step_seed(config.seed, step), options.device);
-    const at::Tensor prediction = model->forward_masked(batch.input, mask);
-    // The network's output as a velocity (Note [Previous-frame skip]), in float32.
-    const at::Tensor noisy = model::velocity_from_output(
-        model_config.prediction, prediction.slice(1, batch.noisy_first).to(at::kFloat),
-        batch.input.frames.slice(1, batch.noisy_first), batch.input.t.slice(1, batch.noisy_first),
-        model_config.prediction.previous_frame_skip
-            ? model::previous_frame_reference(batch.clean, model_config.frames_per_block)
-            : at::Tensor());
-    const at::Tensor weight =
-        config.loss.motion_weight > 0.0
-            ? motion_weights(batch.clean, clips.positions, model_config.frames_per_block,
-                             config.loss)
-            : at::Tensor();
+    // The network's output for the noisy frames as a velocity (Note [Previous-frame skip]), in
+    // float32, with the frames before each block of the batch's history as the reference.
+    const auto velocity = [&] {
+      const at::Tensor output = model->forward_masked(batch.input, mask);
+      return model::velocity_from_output(
+          model_config.prediction, output.slice(1, batch.noisy_first).to(at::kFloat),
+          batch.input.frames.slice(1, batch.noisy_first), batch.input.t.slice(1, batch.noisy_first),
+          model_config.prediction.previous_frame_skip
+              ? model::previous_frame_reference(batch.history, model_config.frames_per_block)
+              : at::Tensor());
+    };
+    if (batch.own_context.any().item<bool>()) {
+      // Note [Own context]: x̂0 = x_t − t·v of a gradient-free pass becomes the history.
+      at::NoGradGuard no_grad;
+      const at::Tensor x_t = batch.input.frames.slice(1, batch.noisy_first);
+      const at::Tensor t = batch.input.t.slice(1, batch.noisy_first);
+      const at::Tensor predicted = x_t - t.view({t.size(0), t.size(1), 1, 1, 1}) * velocity();
+      use_own_context(batch, predicted, batch.own_context, model_config.frames_per_block);
+    }
+    const at::Tensor noisy = velocity();
+    const at::Tensor weight = config.loss.motion_weight > 0.0
+                                  ? motion_weights(batch.clean, clips.positions,
+                                                   model_config.frames_per_block, config.loss)
+                                  : at::Tensor();
     const at::Tensor loss = weighted_squared_error(noisy, batch.target, weight);
     for (at::Tensor& p : params) p.mutable_grad() = at::Tensor();
     loss.backward();
@@ -229,16 +250,20 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
       r.clips_per_second = window_clips / std::max(1e-9, window_time.elapsed_ms() / 1000.0);
       r.seconds = seconds_before + call_time.elapsed_ms() / 1000.0;
       r.data_wait_share = window_wait_ms / std::max(1e-9, window_time.elapsed_ms());
-      if (!std::isfinite(r.loss)) throw Error(state_dir, "training diverged: loss is not finite at step " + std::to_string(step));
+      if (!std::isfinite(r.loss))
+        throw Error(state_dir,
+                    "training diverged: loss is not finite at step " + std::to_string(step));
       report.last_loss = r.loss;
       report.clips_per_second = r.clips_per_second;
-      log_file << nlohmann::json{{"step", r.step}, {"loss", r.loss}, {"lr", r.learning_rate},
-                                 {"clips_per_second", r.clips_per_second}, {"seconds", r.seconds},
-                                 {"data_wait_share", r.data_wait_share}}
+      log_file << nlohmann::json{{"step", r.step},        {"loss", r.loss},
+                                 {"lr", r.learning_rate}, {"clips_per_second", r.clips_per_second},
+                                 {"seconds", r.seconds},  {"data_wait_share", r.data_wait_share}}
                       .dump()
-               << "\n" << std::flush;
+               << "\n"
+               << std::flush;
       if (options.progress_bar) {
-        const double left = options.minutes > 0 ? options.minutes - call_time.elapsed_ms() / 60000.0 : -1.0;
+        const double left =
+            options.minutes > 0 ? options.minutes - call_time.elapsed_ms() / 60000.0 : -1.0;
         print_bar(r, target, left);
       }
       if (on_log) on_log(r);

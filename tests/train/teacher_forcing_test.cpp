@@ -100,5 +100,51 @@ TEST(TeacherForcing, LevelsTargetsAndDropoutFollowTheSpec) {
   EXPECT_FALSE(make_teacher_forcing_batch(clips, noise, 4, 1, 4, at::kCPU).input.frames.equal(b.input.frames));
 }
 
+// Note [Own context]: the share decides which clips get their own history, without changing any
+// other draw; replacing the history rebuilds exactly those clips' context stream, with the sink
+// kept and the batch's own context noise, and leaves the noisy stream alone.
+TEST(OwnContext, ChosenClipsSeeTheGivenHistoryUnderTheSameContextNoise) {
+  at::manual_seed(21);  // fresh random inputs
+  ClipBatch clips;
+  clips.frames = at::rand({16, 3, 3, 8, 8}) * 2 - 1;
+  clips.actions = at::randint(0, 5, {16, 3}, at::kLong);
+  clips.positions = at::arange(3, at::kLong).repeat({16, 1});
+  NoiseSpec noise;
+  noise.context_noise_share = 1.0;
+  const TeacherForcingBatch off = make_teacher_forcing_batch(clips, noise, 4, 1, 9, at::kCPU);
+  EXPECT_FALSE(off.own_context.any().item<bool>());
+  EXPECT_TRUE(off.history.equal(clips.frames));
+  noise.own_context_share = 0.5;
+  TeacherForcingBatch b = make_teacher_forcing_batch(clips, noise, 4, 1, 9, at::kCPU);
+  EXPECT_TRUE(b.input.frames.equal(off.input.frames));  // the other draws are unchanged
+  EXPECT_TRUE(b.input.actions.equal(off.input.actions));
+  const int64_t chosen = b.own_context.sum().item<int64_t>();
+  EXPECT_GT(chosen, 0);
+  EXPECT_LT(chosen, 16);
+
+  // Unchanged when no clip is chosen.
+  const at::Tensor predicted = at::rand({16, 2, 3, 8, 8}) * 2 - 1;
+  TeacherForcingBatch none = b;
+  use_own_context(none, predicted, at::zeros({16}, at::kBool), 1);
+  EXPECT_TRUE(none.input.frames.equal(b.input.frames));
+
+  const at::Tensor before = b.input.frames.clone();
+  use_own_context(b, predicted, b.own_context, 1);
+  for (int64_t i = 0; i < 16; ++i) {
+    const bool own = b.own_context[i].item<bool>();
+    const at::Tensor c = b.context_level[i];
+    const at::Tensor history =
+        own ? at::cat({clips.frames[i].slice(0, 0, 1), predicted[i]}, 0) : clips.frames[i];
+    EXPECT_TRUE(b.history[i].equal(history)) << i;
+    EXPECT_TRUE(at::allclose(b.input.frames[i].slice(0, 0, 3),
+                             (1 - c) * history + c * b.context_eps[i], 1e-6, 1e-6))
+        << i;
+    EXPECT_TRUE(b.input.frames[i].slice(0, 3).equal(before[i].slice(0, 3))) << i;
+    if (!own) {
+      EXPECT_TRUE(b.input.frames[i].equal(before[i])) << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace wc::train

@@ -71,6 +71,16 @@ TEST(TrainConfig, LossSectionIsOptionalAndChecked) {
   EXPECT_THAT(error_of(j), HasSubstr("field 'loss.motoin': unknown key"));
 }
 
+TEST(TrainConfig, OwnContextShareIsOptionalAndChecked) {
+  nlohmann::json j = bundled_json();
+  j["noise"].erase("own_context_share");
+  EXPECT_EQ(parse_train_config(j, "run.json").noise.own_context_share, 0.0);
+  j["noise"]["own_context_share"] = 0.25;
+  EXPECT_EQ(parse_train_config(j, "run.json").noise.own_context_share, 0.25);
+  j["noise"]["own_context_share"] = 1.5;
+  EXPECT_THAT(error_of(j), HasSubstr("field 'noise.own_context_share': must be in [0"));
+}
+
 TEST(TrainConfig, LearningRateWarmsUpThenDecays) {
   TrainConfig c;
   c.learning_rate = 1.0;

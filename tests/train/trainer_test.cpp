@@ -144,6 +144,27 @@ TEST_F(TrainerTest, PreviousFrameSkipStartsLowerAndLearns) {
   EXPECT_LT(skip.back(), 0.9 * skip.front()) << "first " << skip.front() << " last " << skip.back();
 }
 
+// Note [Own context]: clips that see the model's own predictions as history give another loss
+// from the first step (the history differs), and the model still learns; a resumed run repeats
+// the same steps (the choice of clips follows the step's seed).
+TEST_F(TrainerTest, OwnContextTrainsAndResumesExactly) {
+  std::vector<double> plain, own;
+  run("plain", 5, &plain);
+  config_.noise.own_context_share = 1.0;
+  run("own", 60, &own);
+  ASSERT_FALSE(plain.empty());
+  ASSERT_GE(own.size(), 10u);
+  EXPECT_NE(own.front(), plain.front());
+  EXPECT_LT(own.back(), 0.8 * own.front()) << "first " << own.front() << " last " << own.back();
+  config_.noise.own_context_share = 0.5;
+  run("straight", 6);
+  run("resumed", 3);
+  run("resumed", 6);
+  const TensorMap a = load_tensors(Checkpoint::open((dir_ / "straight" / "state").string()));
+  const TensorMap b = load_tensors(Checkpoint::open((dir_ / "resumed" / "state").string()));
+  for (const auto& [name, tensor] : a) EXPECT_TRUE(tensor.equal(b.at(name))) << name;
+}
+
 // --init with a new head keeps every trained tensor but the output projection, which starts at
 // zero (a config whose output changed meaning); without --init it is refused.
 TEST_F(TrainerTest, InitWithANewHeadZeroesOnlyTheOutputProjection) {
