@@ -72,6 +72,9 @@ Json eval_checks(const Json& report) {
   if (report.contains("memory")) {
     checks.push_back(
         at_least("return-trip PSNR dB", field(report["memory"], "psnr_db"), 24.0, " dB"));
+    // Note [Still trips]: a trip that did not scroll proves no memory.
+    checks.push_back(
+        at_least("return trip scrolled", field(report["memory"], "trip_scrolled_share"), 0.90, ""));
   }
   if (report.contains("stability")) {
     const Json& s = report["stability"];
@@ -141,9 +144,10 @@ std::string format_eval_report(const Json& report) {
     const Json& r = report["memory"];
     out += format(
         "memory           %s dB PSNR on return (the game itself: %s dB), %s steps = %s px "
-        "each way, %s, %zu seed(s) skipped\n",
+        "each way (%s of them scrolled), %s, %zu seed(s) skipped\n",
         num(field(r, "psnr_db")).c_str(), num(field(r, "truth_psnr_db")).c_str(),
         num(field(r, "steps"), "%.0f").c_str(), num(field(r, "scroll_pixels"), "%.0f").c_str(),
+        percent(field(r, "trip_scrolled_share")).c_str(),
         field(r, "fits_window").is_boolean() && r["fits_window"].get<bool>()
             ? "fits the window"
             : "LONGER than the window",

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/eval/eval_session.h"
+#include "engine/eval/phase_correlation.h"
 #include "engine/eval/player_actions.h"
 #include "engine/eval/psnr.h"
 #include "engine/eval/reference_run.h"
@@ -33,9 +34,13 @@ nlohmann::json eval_memory(const EvalOptions& options) {
   const int k = options.memory_steps > 0 ? options.memory_steps : default_memory_steps(window, f);
   const bool fits = window == 0 || 2 * static_cast<int64_t>(k) <= window - f;
   const at::Tensor mask = mask_excluding(width, height, overlay_rects(width, height));
+  PhaseCorrelationOptions correlation;
+  correlation.max_shift = options.max_shift;
+  correlation.ignore = overlay_rects(width, height);
 
   double psnr_sum = 0.0, truth_sum = 0.0, return_sum = 0.0;
   int measured = 0;
+  int64_t trip_steps = 0, trip_scrolled = 0;  // Note [Still trips]
   nlohmann::json per_seed = nlohmann::json::array(), skipped = nlohmann::json::array();
   for (uint64_t seed : options.seeds) {
     session->reset(seed);
@@ -65,19 +70,27 @@ nlohmann::json eval_memory(const EvalOptions& options) {
     for (int i = 0; i < f; ++i) session->step(game::Action::kNone);
     out.push_back(current_frame(*session));
     out_true.push_back(truth.frame());
+    at::Tensor previous = out.back();
+    int seed_scrolled = 0;
+    const auto trip_step = [&](game::Action action) {
+      session->step(action);
+      truth.step(action);
+      at::Tensor frame = current_frame(*session);
+      seed_scrolled += camera_direction(estimate_shift(previous, frame, correlation)) == action;
+      previous = frame;
+      return frame;
+    };
     for (int i = 1; i <= k; ++i) {
-      session->step(direction);
-      truth.step(direction);
+      const at::Tensor frame = trip_step(direction);
       if (i < k) {
-        out.push_back(current_frame(*session));
+        out.push_back(frame);
         out_true.push_back(truth.frame());
       }
     }
     double seed_psnr = 0.0, seed_truth = 0.0;
     for (int j = k - 1; j >= 0; --j) {
-      session->step(opposite(direction));
-      truth.step(opposite(direction));
-      const double p = psnr(current_frame(*session), out[static_cast<size_t>(j)], mask);
+      const at::Tensor frame = trip_step(opposite(direction));
+      const double p = psnr(frame, out[static_cast<size_t>(j)], mask);
       const double t = psnr(truth.frame(), out_true[static_cast<size_t>(j)], mask);
       seed_psnr += p / k;
       seed_truth += t / k;
@@ -86,10 +99,13 @@ nlohmann::json eval_memory(const EvalOptions& options) {
     psnr_sum += seed_psnr;
     truth_sum += seed_truth;
     ++measured;
+    trip_steps += 2 * k;
+    trip_scrolled += seed_scrolled;
     per_seed.push_back({{"seed", seed},
                         {"direction", game::action_name(direction)},
                         {"psnr_db", seed_psnr},
-                        {"truth_psnr_db", seed_truth}});
+                        {"truth_psnr_db", seed_truth},
+                        {"scrolled_steps", seed_scrolled}});
   }
   const auto mean = [measured](double sum) -> nlohmann::json {
     if (measured == 0) return nullptr;
@@ -103,6 +119,10 @@ nlohmann::json eval_memory(const EvalOptions& options) {
           {"psnr_db", mean(psnr_sum)},
           {"truth_psnr_db", mean(truth_sum)},
           {"return_psnr_db", mean(return_sum)},
+          {"trip_steps", trip_steps},
+          {"trip_scrolled_share",
+           trip_steps == 0 ? nlohmann::json(nullptr)
+                           : nlohmann::json(static_cast<double>(trip_scrolled) / trip_steps)},
           {"excluded", "player sprite and HUD"},
           {"per_seed", per_seed},
           {"skipped_seeds", skipped}};

@@ -22,6 +22,13 @@ namespace wc::eval {
 // The game itself is not static (water waves animate, a crystal walked over stays gone), so the
 // same PSNR on the true game's frames ("truth_psnr_db") is the ceiling to read the model's
 // number against.
+//
+// Note [Still trips]
+// A model that never scrolls meets its own frames again on the way "back" and scores the PSNR
+// cap: a copy of the seed frame scores 100 dB here (and 34 dB of idle fidelity). So every step
+// of the trip, out and back, is read by the responsiveness estimator, "trip_scrolled_share" is the
+// share of steps that scrolled the way of the key, and the return-trip check counts only when
+// the trip scrolled in at least 90% of its steps (the responsiveness target).
 nlohmann::json eval_memory(const EvalOptions& options);
 
 // The default k for a window of `window_frames` (0 = unbounded) and blocks of F frames.

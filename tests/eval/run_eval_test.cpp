@@ -57,6 +57,8 @@ TEST(RunEval, TheGameItselfScoresTheCeiling) {
   EXPECT_TRUE(m["fits_window"].get<bool>());
   EXPECT_EQ(m["psnr_db"].get<double>(), m["truth_psnr_db"].get<double>());
   EXPECT_GT(m["truth_psnr_db"].get<double>(), 25.0);
+  EXPECT_EQ(m["trip_steps"].get<int>(), 2 * 3 * static_cast<int>(m["per_seed"].size()));
+  EXPECT_EQ(m["trip_scrolled_share"].get<double>(), 1.0);
 
   const Json& s = report["stability"];
   EXPECT_TRUE(s["finite"].get<bool>());
@@ -75,6 +77,37 @@ TEST(RunEval, TheGameItselfScoresTheCeiling) {
   EXPECT_EQ(report["source"], "game");
   const std::string table = format_eval_report(report);
   EXPECT_NE(table.find("responsiveness   100.0%"), std::string::npos) << table;
+}
+
+// Note [Still trips]: a source that ignores the keys shows the same frame on the way back and
+// scores the PSNR cap, but its trip never scrolled, and the report says so and fails it.
+TEST(RunEval, AStillTripFailsTheMemoryCheck) {
+  struct Still : FrameSource {
+    std::unique_ptr<FrameSource> game;
+    std::string name() const override { return "still"; }
+    int width() const override { return game->width(); }
+    int height() const override { return game->height(); }
+    void reset(uint64_t seed) override { game->reset(seed); }
+    void step(Action) override { game->step(Action::kNone); }
+    const uint8_t* rgba() const override { return game->rgba(); }
+    uint64_t frame_index() const override { return game->frame_index(); }
+  };
+  EvalOptions options = game_options();
+  options.metrics = {Metric::kMemory};
+  options.make_source = [](const std::string&, uint64_t seed) {
+    auto still = std::make_unique<Still>();
+    still->game = make_game_as_model(128, 128, 1, seed);
+    return std::unique_ptr<FrameSource>(std::move(still));
+  };
+  const Json report = run_eval(options);
+  EXPECT_EQ(report["memory"]["trip_scrolled_share"].get<double>(), 0.0);
+  bool psnr_passed = false, scrolled_failed = false;
+  for (const Json& c : report["checks"]) {
+    if (c["name"] == "return-trip PSNR dB") psnr_passed = c["pass"].get<bool>();
+    if (c["name"] == "return trip scrolled") scrolled_failed = !c["pass"].get<bool>();
+  }
+  EXPECT_TRUE(psnr_passed);  // the number alone is fooled ...
+  EXPECT_TRUE(scrolled_failed);  // ... the trip check is not
 }
 
 TEST(RunEval, MemoryTripLengthFollowsTheWindow) {

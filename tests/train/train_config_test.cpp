@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "engine/core/error.h"
+#include "engine/model/model_config.h"
 #include "engine/train/train_config.h"
 
 namespace wc::train {
@@ -33,6 +34,18 @@ TEST(TrainConfig, BundledConfigParses) {
   EXPECT_EQ(c.clips.width, 128);
   EXPECT_EQ(c.noise.dropped_action, 5);
   EXPECT_NE(c.model_config.find("assets/configs/game-small.json"), std::string::npos);
+}
+
+// The experiment of the model card's stages 4-5: the previous-frame skip, trained with own
+// context (Notes [Previous-frame skip], [Own context]).
+TEST(TrainConfig, SkipExperimentConfigParses) {
+  const TrainConfig c =
+      load_train_config(std::string(WORLDCAST_SOURCE_DIR) + "/assets/train/game-small-skip.json");
+  EXPECT_EQ(c.noise.own_context_share, 0.5);
+  const model::ModelConfig model = model::load_model_config(c.model_config);
+  EXPECT_TRUE(model.prediction.previous_frame_skip);
+  EXPECT_FALSE(model::load_model_config(load_train_config(kBundled).model_config)
+                   .prediction.previous_frame_skip);
 }
 
 TEST(TrainConfig, BadFieldsAreNamed) {
