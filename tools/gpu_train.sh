@@ -4,7 +4,7 @@
 # from the state the previous one saved. The exported model, the training state (bf16 shards,
 # each under the device tool's 16 MB limit) and the logs are copied to $OUT.
 # Usage (device tool, from the project root, carry .gpu-deps and, to continue, run):
-#   bash tools/gpu_train.sh SECONDS [extra `worldcast train` flags...]
+#   [TRAIN_CONFIG=assets/train/X.json] bash tools/gpu_train.sh SECONDS [extra `worldcast train` flags...]
 # A previous run continues when run/state exists (put a returned state there first). On a machine
 # still warm from an earlier call the build is reused.
 set -u
@@ -29,7 +29,7 @@ while [ $((BUDGET - (SECONDS - START))) -gt 45 ]; do
   left=$((BUDGET - (SECONDS - START) - 20))
   minutes=$(python3 -c "print(min(2.5, $left / 60.0))")
   began=$SECONDS
-  $W train --config assets/train/game-small.json --out run --device cuda --minutes "$minutes" \
+  $W train --config "${TRAIN_CONFIG:-assets/train/game-small.json}" --out run --device cuda --minutes "$minutes" \
     --quiet "$@" >> "$OUT/train.log" 2>&1
   echo "process exit $? at $((SECONDS - START)) s" | tee -a "$OUT/train_summary.txt"
   [ $((SECONDS - began)) -lt 30 ] && break  # the step target is reached (or it cannot start)
