@@ -28,6 +28,9 @@ struct NoiseSpec {
   // Note [Own context]: this share of clips sees, as history, the model's own teacher-forced
   // predictions of its frames instead of the true frames (0 = off).
   double own_context_share = 0.0;
+  // Where that history comes from: one-step predictions from true frames (Note [Own context]),
+  // or a rollout of the clip by the model (Note [Own rollout] in own_rollout.h).
+  bool own_context_rollout = false;
 };
 
 struct TeacherForcingBatch {

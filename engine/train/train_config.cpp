@@ -55,6 +55,14 @@ NoiseSpec read_noise(ObjectReader& parent) {
   noise.action_dropout = r.number("action_dropout", 0.0, 1.0);
   noise.dropped_action = r.integer("dropped_action", 0, 1 << 20);
   if (r.has("own_context_share")) noise.own_context_share = r.number("own_context_share", 0.0, 1.0);
+  if (r.has("own_context_source")) {
+    const std::string source = r.string("own_context_source");
+    if (source != "teacher_forced" && source != "rollout") {
+      r.fail(r.field_path("own_context_source"),
+             "must be \"teacher_forced\" or \"rollout\", got \"" + source + "\"");
+    }
+    noise.own_context_rollout = source == "rollout";
+  }
   r.reject_unknown();
   return noise;
 }

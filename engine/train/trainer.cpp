@@ -22,6 +22,7 @@
 #include "engine/model/weights.h"
 #include "engine/train/adamw.h"
 #include "engine/train/clip_stream.h"
+#include "engine/train/own_rollout.h"
 #include "engine/train/teacher_forcing.h"
 #include "engine/train/train_state.h"
 
@@ -211,11 +212,20 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
               : at::Tensor());
     };
     if (batch.own_context.any().item<bool>()) {
-      // Note [Own context]: x̂0 = x_t − t·v of a gradient-free pass becomes the history.
       at::NoGradGuard no_grad;
       const at::Tensor x_t = batch.input.frames.slice(1, batch.noisy_first);
-      const at::Tensor t = batch.input.t.slice(1, batch.noisy_first);
-      const at::Tensor predicted = x_t - t.view({t.size(0), t.size(1), 1, 1, 1}) * velocity();
+      at::Tensor predicted;
+      if (config.noise.own_context_rollout) {
+        // Note [Own rollout]: the chosen clips played by the model; the other rows are unused.
+        const at::Tensor rows = batch.own_context.nonzero().flatten();
+        const at::Tensor noise = at::randn(x_t.sizes(), x_t.options()).index_select(0, rows.to(x_t.device()));
+        predicted = at::zeros_like(x_t).index_copy_(0, rows.to(x_t.device()),
+                                                    own_rollout(*model, batch, rows, noise));
+      } else {
+        // Note [Own context]: x̂0 = x_t − t·v of a gradient-free pass becomes the history.
+        const at::Tensor t = batch.input.t.slice(1, batch.noisy_first);
+        predicted = x_t - t.view({t.size(0), t.size(1), 1, 1, 1}) * velocity();
+      }
       use_own_context(batch, predicted, batch.own_context, model_config.frames_per_block);
     }
     const at::Tensor noisy = velocity();

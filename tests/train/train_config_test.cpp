@@ -92,6 +92,14 @@ TEST(TrainConfig, OwnContextShareIsOptionalAndChecked) {
   EXPECT_EQ(parse_train_config(j, "run.json").noise.own_context_share, 0.25);
   j["noise"]["own_context_share"] = 1.5;
   EXPECT_THAT(error_of(j), HasSubstr("field 'noise.own_context_share': must be in [0"));
+  j["noise"]["own_context_share"] = 0.5;
+  EXPECT_FALSE(parse_train_config(j, "run.json").noise.own_context_rollout);
+  j["noise"]["own_context_source"] = "rollout";
+  EXPECT_TRUE(parse_train_config(j, "run.json").noise.own_context_rollout);
+  j["noise"]["own_context_source"] = "teacher_forced";
+  EXPECT_FALSE(parse_train_config(j, "run.json").noise.own_context_rollout);
+  j["noise"]["own_context_source"] = "dream";
+  EXPECT_THAT(error_of(j), HasSubstr("field 'noise.own_context_source': must be"));
 }
 
 TEST(TrainConfig, LearningRateWarmsUpThenDecays) {

@@ -165,6 +165,28 @@ TEST_F(TrainerTest, OwnContextTrainsAndResumesExactly) {
   for (const auto& [name, tensor] : a) EXPECT_TRUE(tensor.equal(b.at(name))) << name;
 }
 
+// Note [Own rollout]: clips whose history the model plays itself train too, and resume exactly
+// (the rollout's noise follows the step's seed).
+TEST_F(TrainerTest, OwnRolloutTrainsAndResumesExactly) {
+  std::vector<double> teacher_forced, rollout;
+  config_.noise.own_context_share = 1.0;
+  run("teacher_forced", 5, &teacher_forced);
+  config_.noise.own_context_rollout = true;
+  run("rollout", 40, &rollout);
+  ASSERT_FALSE(teacher_forced.empty());
+  ASSERT_GE(rollout.size(), 8u);
+  EXPECT_NE(rollout.front(), teacher_forced.front());
+  EXPECT_LT(rollout.back(), 0.8 * rollout.front())
+      << "first " << rollout.front() << " last " << rollout.back();
+  config_.noise.own_context_share = 0.5;
+  run("straight", 4);
+  run("resumed", 2);
+  run("resumed", 4);
+  const TensorMap a = load_tensors(Checkpoint::open((dir_ / "straight" / "state").string()));
+  const TensorMap b = load_tensors(Checkpoint::open((dir_ / "resumed" / "state").string()));
+  for (const auto& [name, tensor] : a) EXPECT_TRUE(tensor.equal(b.at(name))) << name;
+}
+
 // --init with a new head keeps every trained tensor but the output projection, which starts at
 // zero (a config whose output changed meaning); without --init it is refused.
 TEST_F(TrainerTest, InitWithANewHeadZeroesOnlyTheOutputProjection) {

@@ -1,0 +1,89 @@
+// Note [Own rollout]: the played history is what the sampler plays at run time, block by block,
+// and a model that predicts "nothing changed" plays its sink back.
+#include <gtest/gtest.h>
+#include <torch/autograd.h>
+
+#include "engine/model/dit.h"
+#include "engine/model/weights.h"
+#include "engine/rollout/sampler.h"
+#include "engine/train/own_rollout.h"
+#include "model/model_test_util.h"
+
+namespace wc::train {
+namespace {
+
+model::ModelConfig skip_config() {
+  model::ModelConfig c = testing::tiny_config();
+  c.num_actions = 6;
+  c.prediction.previous_frame_skip = true;
+  c.prediction.spread = 0.5;
+  c.sampler.steps = 1;
+  return c;
+}
+
+// Clips of `frames` frames at positions 0.., every clip with context noise.
+TeacherForcingBatch clip_batch(int frames, uint64_t seed) {
+  at::manual_seed(seed);  // fresh random inputs
+  ClipBatch clips;
+  clips.frames = at::rand({3, frames, 3, 16, 16}) * 2 - 1;
+  clips.actions = at::randint(0, 5, {3, frames}, at::kLong);
+  clips.positions = at::arange(frames, at::kLong).repeat({3, 1});
+  NoiseSpec noise;
+  noise.context_noise_share = 1.0;
+  return make_teacher_forcing_batch(clips, noise, 16, 1, seed, at::kCPU);
+}
+
+TEST(OwnRollout, AModelThatPredictsNoChangePlaysItsSinkBack) {
+  model::CausalDiT dit(skip_config());
+  model::init_random_weights(dit, 3);
+  torch::NoGradGuard no_grad;
+  dit->head->proj->weight.zero_();
+  dit->head->proj->bias.zero_();
+  const TeacherForcingBatch batch = clip_batch(4, 31);
+  const at::Tensor rows = at::tensor({2, 0}, at::kLong);
+  const at::Tensor played = own_rollout(*dit, batch, rows, at::randn({2, 3, 3, 16, 16}));
+  ASSERT_EQ(played.sizes(), at::IntArrayRef({2, 3, 3, 16, 16}));
+  for (int64_t r = 0; r < 2; ++r) {
+    const at::Tensor sink = batch.history[rows[r].item<int64_t>()][0];
+    for (int64_t i = 0; i < 3; ++i) EXPECT_TRUE(at::allclose(played[r][i], sink, 1e-5, 1e-5));
+  }
+}
+
+TEST(OwnRollout, EqualsTheSamplerPlayingTheClip) {
+  model::ModelConfig config = skip_config();
+  const TeacherForcingBatch batch = clip_batch(4, 32);
+  const int64_t row = 1;
+  config.sampler.context_noise = batch.context_level[row][0].item<double>();  // one level a clip
+  ASSERT_GT(config.sampler.context_noise, 0.0);
+  model::CausalDiT dit(config);
+  model::init_random_weights(dit, 4);
+  torch::NoGradGuard no_grad;
+  const at::Tensor noise = at::randn({1, 3, 3, 16, 16});
+  const at::Tensor played = own_rollout(*dit, batch, at::tensor({row}, at::kLong), noise);
+
+  attention::ModelShape shape;
+  shape.num_layers = config.layers;
+  shape.num_heads = config.heads;
+  shape.head_dim = config.head_dim;
+  testing::FullHistoryPolicy policy(shape);
+  rollout::BlockSampler sampler(*dit, policy, config.frame, /*cuda_graphs=*/false);
+  const auto actions = [&](int64_t i) {
+    return batch.input.actions[row].slice(0, i, i + 1).view({1, 1});
+  };
+  const auto eps = [&](int64_t i) {
+    return batch.context_eps[row].slice(0, i, i + 1).unsqueeze(0);
+  };
+  at::Tensor previous = batch.history[row].slice(0, 0, 1).unsqueeze(0);  // the sink
+  sampler.commit(previous, actions(0), 0, 0, eps(0));
+  for (int64_t i = 1; i < 4; ++i) {
+    const at::Tensor x0 =
+        sampler.generate(noise.slice(1, i - 1, i), actions(i), i, i, eps(i), previous);
+    EXPECT_TRUE(at::allclose(played.slice(1, i - 1, i), x0, 1e-4, 1e-4))
+        << "frame " << i << ": max difference "
+        << (played.slice(1, i - 1, i) - x0).abs().max().item<float>();
+    previous = x0;
+  }
+}
+
+}  // namespace
+}  // namespace wc::train
