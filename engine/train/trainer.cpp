@@ -218,7 +218,8 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
       if (config.noise.own_context_rollout) {
         // Note [Own rollout]: the chosen clips played by the model; the other rows are unused.
         const at::Tensor rows = batch.own_context.nonzero().flatten();
-        const at::Tensor noise = at::randn(x_t.sizes(), x_t.options()).index_select(0, rows.to(x_t.device()));
+        const at::Tensor noise =
+            at::randn(x_t.sizes(), x_t.options()).index_select(0, rows.to(x_t.device()));
         predicted = at::zeros_like(x_t).index_copy_(0, rows.to(x_t.device()),
                                                     own_rollout(*model, batch, rows, noise));
       } else {
