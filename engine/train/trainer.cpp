@@ -90,6 +90,36 @@ void print_bar(const StepReport& r, int64_t target_steps, double minutes_left) {
   std::fflush(stderr);
 }
 
+// The network's output for the noisy frames of `batch` as a velocity (Note [Previous-frame
+// skip]), float32, with the frame before each block in the batch's history as the reference.
+at::Tensor noisy_velocity(model::CausalDiTImpl& model, const TeacherForcingBatch& batch,
+                          const at::Tensor& mask) {
+  const model::ModelConfig& config = model.config();
+  const at::Tensor output = model.forward_masked(batch.input, mask);
+  return model::velocity_from_output(
+      config.prediction, output.slice(1, batch.noisy_first).to(at::kFloat),
+      batch.input.frames.slice(1, batch.noisy_first), batch.input.t.slice(1, batch.noisy_first),
+      config.prediction.previous_frame_skip
+          ? model::previous_frame_reference(batch.history, config.frames_per_block)
+          : at::Tensor());
+}
+
+// The model's own history for the clips batch.own_context chose ([B, F − fpb, ...]; other rows
+// are unused): played by the model (Note [Own rollout]) or predicted in one gradient-free pass,
+// x̂0 = x_t − t·v (Note [Own context]).
+at::Tensor own_history(model::CausalDiTImpl& model, const TeacherForcingBatch& batch,
+                       const at::Tensor& mask, bool rollout) {
+  at::NoGradGuard no_grad;
+  const at::Tensor x_t = batch.input.frames.slice(1, batch.noisy_first);
+  if (rollout) {
+    const at::Tensor rows = batch.own_context.nonzero().flatten().to(x_t.device());
+    const at::Tensor noise = at::randn(x_t.sizes(), x_t.options()).index_select(0, rows);
+    return at::zeros_like(x_t).index_copy_(0, rows, own_rollout(model, batch, rows, noise));
+  }
+  const at::Tensor t = batch.input.t.slice(1, batch.noisy_first);
+  return x_t - t.view({t.size(0), t.size(1), 1, 1, 1}) * noisy_velocity(model, batch, mask);
+}
+
 }  // namespace
 
 void init_training_weights(model::CausalDiTImpl& model, uint64_t seed) {
@@ -200,36 +230,11 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
     TeacherForcingBatch batch = make_teacher_forcing_batch(
         clips, config.noise, tokens_per_frame, model_config.frames_per_block,
         step_seed(config.seed, step), options.device);
-    // The network's output for the noisy frames as a velocity (Note [Previous-frame skip]), in
-    // float32, with the frames before each block of the batch's history as the reference.
-    const auto velocity = [&] {
-      const at::Tensor output = model->forward_masked(batch.input, mask);
-      return model::velocity_from_output(
-          model_config.prediction, output.slice(1, batch.noisy_first).to(at::kFloat),
-          batch.input.frames.slice(1, batch.noisy_first), batch.input.t.slice(1, batch.noisy_first),
-          model_config.prediction.previous_frame_skip
-              ? model::previous_frame_reference(batch.history, model_config.frames_per_block)
-              : at::Tensor());
-    };
     if (batch.own_context.any().item<bool>()) {
-      at::NoGradGuard no_grad;
-      const at::Tensor x_t = batch.input.frames.slice(1, batch.noisy_first);
-      at::Tensor predicted;
-      if (config.noise.own_context_rollout) {
-        // Note [Own rollout]: the chosen clips played by the model; the other rows are unused.
-        const at::Tensor rows = batch.own_context.nonzero().flatten();
-        const at::Tensor noise =
-            at::randn(x_t.sizes(), x_t.options()).index_select(0, rows.to(x_t.device()));
-        predicted = at::zeros_like(x_t).index_copy_(0, rows.to(x_t.device()),
-                                                    own_rollout(*model, batch, rows, noise));
-      } else {
-        // Note [Own context]: x̂0 = x_t − t·v of a gradient-free pass becomes the history.
-        const at::Tensor t = batch.input.t.slice(1, batch.noisy_first);
-        predicted = x_t - t.view({t.size(0), t.size(1), 1, 1, 1}) * velocity();
-      }
-      use_own_context(batch, predicted, batch.own_context, model_config.frames_per_block);
+      use_own_context(batch, own_history(*model, batch, mask, config.noise.own_context_rollout),
+                      batch.own_context, model_config.frames_per_block);
     }
-    const at::Tensor noisy = velocity();
+    const at::Tensor noisy = noisy_velocity(*model, batch, mask);
     const at::Tensor weight = config.loss.motion_weight > 0.0
                                   ? motion_weights(batch.clean, clips.positions,
                                                    model_config.frames_per_block, config.loss)
