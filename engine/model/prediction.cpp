@@ -27,6 +27,11 @@ at::Tensor velocity_from_output(const PredictionConfig& prediction, const at::Te
   return ((x - x0) / level).to(output.scalar_type());
 }
 
+at::Tensor block_reference(const at::Tensor& before, int frames_per_block) {
+  const int64_t last = before.size(1) - 1;
+  return before.slice(1, last).expand({-1, frames_per_block, -1, -1, -1}).contiguous();
+}
+
 at::Tensor previous_frame_reference(const at::Tensor& frames, int frames_per_block) {
   const int64_t f = frames.size(1);
   std::vector<int64_t> index;

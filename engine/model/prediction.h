@@ -35,6 +35,10 @@ at::Tensor velocity_from_output(const PredictionConfig& prediction, const at::Te
                                 const at::Tensor& x_t, const at::Tensor& t,
                                 const at::Tensor& reference);
 
+// The skip's reference for a block at play time: the last of the frames before it (`before`,
+// [B, F', C, H, W]) repeated for each of the block's `frames_per_block` frames.
+at::Tensor block_reference(const at::Tensor& before, int frames_per_block);
+
 // The skip's reference for the noisy frames of a training clip: `frames` [B, F, ...] are the
 // clip's clean frames, the noisy ones are frames fpb.. F − 1; each gets the clean frame before
 // its block. Returns [B, F − fpb, ...].

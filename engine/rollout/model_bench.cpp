@@ -9,6 +9,7 @@
 #include "engine/attention/registry.h"
 #include "engine/core/timing.h"
 #include "engine/model/dit.h"
+#include "engine/model/prediction.h"
 #include "engine/model/weights.h"
 #include "engine/rollout/cpu_allocator.h"
 #include "engine/rollout/decode.h"
@@ -85,7 +86,7 @@ std::vector<ModelBenchRow> run_model_bench(
         const at::Tensor x0 = sampler.denoise(noise, actions, b, int64_t{b} * f, reference);
         sampler.commit(x0, actions, b, int64_t{b} * f, at::randn_like(x0));
         if (reference.defined()) {
-          reference = x0.select(1, f - 1).unsqueeze(1).expand_as(x0).contiguous();
+          reference = model::block_reference(x0, f);
         }
         sync(options.device);
         const double ms = model_time.elapsed_ms();

@@ -14,6 +14,7 @@
 #include "engine/core/timing.h"
 #include "engine/game/game.h"
 #include "engine/model/dit.h"
+#include "engine/model/prediction.h"
 #include "engine/model/weights.h"
 #include "engine/rollout/cpu_allocator.h"
 #include "engine/rollout/decode.h"
@@ -230,10 +231,7 @@ struct Session::Impl {
   // last shown block's last frame (black before any). Undefined for models without the skip.
   at::Tensor reference(const Rollout& r) const {
     if (!config.prediction.previous_frame_skip) return at::Tensor();
-    const int f = frames_per_block();
-    return r.block_device.select(0, f - 1).unsqueeze(0).unsqueeze(0)
-        .expand({1, f, -1, -1, -1})
-        .contiguous();
+    return model::block_reference(r.block_device.unsqueeze(0), frames_per_block());
   }
 
   // One generated block under `actions` (F values).

@@ -24,7 +24,7 @@ at::Tensor own_rollout(model::CausalDiTImpl& model, const TeacherForcingBatch& b
   for (int64_t start = fpb; start < f; start += fpb) {
     const auto before = [&](const at::Tensor& x) { return x.slice(1, 0, start); };
     const auto block = [&](const at::Tensor& x) { return x.slice(1, start, start + fpb); };
-    const at::Tensor context = (1 - before(c)) * history + before(c) * before(eps);
+    const at::Tensor context = renoise(history, before(c), before(eps));
     const at::Tensor x1 = noise.slice(1, start - fpb, start).to(at::kFloat);
     const at::Tensor one = at::ones({x1.size(0), fpb}, levels.options());
     model::FrameBatch in;
@@ -33,8 +33,7 @@ at::Tensor own_rollout(model::CausalDiTImpl& model, const TeacherForcingBatch& b
     in.actions = at::cat({before(actions), block(actions)}, 1);
     in.positions = at::cat({before(positions), block(positions)}, 1);
     const at::Tensor output = model.forward_train(in).slice(1, start).to(at::kFloat);
-    const at::Tensor reference =
-        history.slice(1, start - 1, start).expand({-1, fpb, -1, -1, -1}).contiguous();
+    const at::Tensor reference = model::block_reference(history, static_cast<int>(fpb));
     const at::Tensor velocity =
         model::velocity_from_output(config.prediction, output, x1, one, reference);
     history = at::cat({history, x1 - velocity}, 1);  // x0 = x_1 − 1·v

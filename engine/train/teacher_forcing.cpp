@@ -38,6 +38,10 @@ at::Tensor two_stream_mask(int frames, int tokens_per_frame, int frames_per_bloc
   return frame_mask.repeat_interleave(tokens_per_frame, 0).repeat_interleave(tokens_per_frame, 1);
 }
 
+at::Tensor renoise(const at::Tensor& history, const at::Tensor& level, const at::Tensor& eps) {
+  return (1 - level) * history + level * eps;
+}
+
 TeacherForcingBatch make_teacher_forcing_batch(const ClipBatch& clips, const NoiseSpec& noise,
                                                int tokens_per_frame, int frames_per_block,
                                                uint64_t seed, at::Device device) {
@@ -62,9 +66,9 @@ TeacherForcingBatch make_teacher_forcing_batch(const ClipBatch& clips, const Noi
   const at::Tensor t = at::where(use_schedule, levels, uniform).repeat_interleave(fpb, 1);
 
   // Context levels: zero, or one small level per clip.
-  const at::Tensor renoise = at::rand({b, 1}, generator, cpu) < noise.context_noise_share;
+  const at::Tensor noised_clip = at::rand({b, 1}, generator, cpu) < noise.context_noise_share;
   const at::Tensor c =
-      at::where(renoise, at::rand({b, 1}, generator, cpu) * noise.max_context_noise,
+      at::where(noised_clip, at::rand({b, 1}, generator, cpu) * noise.max_context_noise,
                 at::zeros({b, 1}, cpu))
           .expand({b, f})
           .contiguous();
@@ -83,7 +87,7 @@ TeacherForcingBatch make_teacher_forcing_batch(const ClipBatch& clips, const Noi
   const auto level = [&](const at::Tensor& per_frame) {
     return per_frame.to(device).view({per_frame.size(0), per_frame.size(1), 1, 1, 1});
   };
-  const at::Tensor context = (1 - level(c)) * x0 + level(c) * eps_context;
+  const at::Tensor context = renoise(x0, level(c), eps_context);
   const at::Tensor noisy_frames = (1 - level(t)) * x0_noisy + level(t) * eps;
 
   TeacherForcingBatch out;
@@ -107,8 +111,7 @@ void use_own_context(TeacherForcingBatch& batch, const at::Tensor& predicted, co
   const at::Tensor history =
       at::where(own.to(batch.history.device()).view({-1, 1, 1, 1, 1}),
                 at::cat({sink, predicted.to(batch.history.dtype())}, 1), batch.history);
-  const at::Tensor context =
-      (1 - batch.context_level) * history + batch.context_level * batch.context_eps;
+  const at::Tensor context = renoise(history, batch.context_level, batch.context_eps);
   batch.input.frames = at::cat({context, batch.input.frames.slice(1, batch.noisy_first)}, 1);
   batch.history = history;
 }

@@ -52,6 +52,10 @@ struct TeacherForcingBatch {
 // b sees the context of blocks < b and the noisy frames of its own block.
 at::Tensor two_stream_mask(int frames, int tokens_per_frame, int frames_per_block);
 
+// The context stream of `history` ([B, F, ...]) at levels `level` ([B, F, 1, 1, 1]) with noise
+// `eps`: (1 − c)·history + c·ε, as the clean pass commits a frame at play time.
+at::Tensor renoise(const at::Tensor& history, const at::Tensor& level, const at::Tensor& eps);
+
 // Note [Own context]
 // At play time the history is the model's own frames, and with the previous-frame skip
 // (Note [Previous-frame skip]) its last frame is also the starting point of the next. Trained
