@@ -103,5 +103,14 @@ TEST(PreviousFrameReference, EachNoisyFrameGetsTheFrameBeforeItsBlock) {
   EXPECT_EQ(picked(3), (std::vector<int>{2, 2, 2}));
 }
 
+// At play time every frame of a block refers to the last frame shown before it.
+TEST(PreviousFrameReference, ABlockRefersToTheLastFrameBeforeIt) {
+  const at::Tensor before = at::arange(4, at::kFloat).view({1, 4, 1, 1, 1}).expand({2, 4, 3, 2, 2});
+  const at::Tensor ref = block_reference(before, 3);
+  ASSERT_EQ(ref.sizes(), at::IntArrayRef({2, 3, 3, 2, 2}));
+  EXPECT_TRUE(ref.eq(3).all().item<bool>());
+  EXPECT_TRUE(ref.is_contiguous());
+}
+
 }  // namespace
 }  // namespace wc::model

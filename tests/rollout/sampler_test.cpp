@@ -31,11 +31,7 @@ at::Tensor guided_block(const model::SamplerConfig& sampler, int64_t action) {
   at::manual_seed(5);
   model::CausalDiT dit(c);
   torch::NoGradGuard no_grad;
-  attention::ModelShape shape;
-  shape.num_layers = c.layers;
-  shape.num_heads = c.heads;
-  shape.head_dim = c.head_dim;
-  testing::FullHistoryPolicy policy(shape);
+  testing::FullHistoryPolicy policy(testing::shape_for(c, c.frame));
   BlockSampler blocks(*dit, policy, c.frame, /*cuda_graphs=*/false);
   at::manual_seed(6);  // fresh random inputs, the same for every sampler
   const at::Tensor first = at::rand({1, 1, 3, 16, 16}) * 2 - 1;
@@ -65,11 +61,7 @@ TEST(PreviousFrameSkip, AZeroOutputHeadSamplesThePosteriorMean) {
     torch::NoGradGuard no_grad;
     dit->head->proj->weight.zero_();
     dit->head->proj->bias.zero_();
-    attention::ModelShape shape;
-    shape.num_layers = c.layers;
-    shape.num_heads = c.heads;
-    shape.head_dim = c.head_dim;
-    testing::FullHistoryPolicy policy(shape);
+    testing::FullHistoryPolicy policy(testing::shape_for(c, c.frame));
     BlockSampler blocks(*dit, policy, c.frame, /*cuda_graphs=*/false);
     blocks.commit(first, at::zeros({1, 1}, at::kLong), 0, 0, at::Tensor());
     return blocks.generate(noise, at::full({1, 1}, 2, at::kLong), 1, 1, at::Tensor(), reference);

@@ -61,11 +61,7 @@ TEST(OwnRollout, EqualsTheSamplerPlayingTheClip) {
   const at::Tensor noise = at::randn({1, 3, 3, 16, 16});
   const at::Tensor played = own_rollout(*dit, batch, at::tensor({row}, at::kLong), noise);
 
-  attention::ModelShape shape;
-  shape.num_layers = config.layers;
-  shape.num_heads = config.heads;
-  shape.head_dim = config.head_dim;
-  testing::FullHistoryPolicy policy(shape);
+  testing::FullHistoryPolicy policy(testing::shape_for(config, config.frame));
   rollout::BlockSampler sampler(*dit, policy, config.frame, /*cuda_graphs=*/false);
   const auto actions = [&](int64_t i) {
     return batch.input.actions[row].slice(0, i, i + 1).view({1, 1});

@@ -61,6 +61,20 @@ class TrainerTest : public ::testing::Test {
     });
   }
 
+  // A run stopped after `first` steps and resumed to `total` ends in exactly the state of one
+  // uninterrupted run (runs "<tag>_straight" and "<tag>_resumed").
+  void expect_resume_equals_straight(const std::string& tag, int64_t first, int64_t total) {
+    run(tag + "_straight", total);
+    run(tag + "_resumed", first);
+    EXPECT_EQ(run(tag + "_resumed", total).first_step, first);
+    const auto state = [&](const std::string& name) {
+      return load_tensors(Checkpoint::open((dir_ / (tag + name) / "state").string()));
+    };
+    const TensorMap a = state("_straight"), b = state("_resumed");
+    ASSERT_EQ(a.size(), b.size());
+    for (const auto& [name, tensor] : a) EXPECT_TRUE(tensor.equal(b.at(name))) << name;
+  }
+
   fs::path dir_;
   TrainConfig config_;
 };
@@ -88,16 +102,7 @@ TEST_F(TrainerTest, MotionWeightedLossChangesTheLossAndStillLearns) {
 }
 
 TEST_F(TrainerTest, ResumedRunEqualsUninterruptedRun) {
-  run("straight", 6);
-  run("resumed", 3);
-  const TrainReport second = run("resumed", 6);
-  EXPECT_EQ(second.first_step, 3);
-  const TensorMap a = load_tensors(Checkpoint::open((dir_ / "straight" / "state").string()));
-  const TensorMap b = load_tensors(Checkpoint::open((dir_ / "resumed" / "state").string()));
-  ASSERT_EQ(a.size(), b.size());
-  for (const auto& [name, tensor] : a) {
-    EXPECT_TRUE(tensor.equal(b.at(name))) << name;
-  }
+  expect_resume_equals_straight("plain", 3, 6);
 }
 
 TEST_F(TrainerTest, ExportedModelLoadsForPlay) {
@@ -157,12 +162,7 @@ TEST_F(TrainerTest, OwnContextTrainsAndResumesExactly) {
   EXPECT_NE(own.front(), plain.front());
   EXPECT_LT(own.back(), 0.8 * own.front()) << "first " << own.front() << " last " << own.back();
   config_.noise.own_context_share = 0.5;
-  run("straight", 6);
-  run("resumed", 3);
-  run("resumed", 6);
-  const TensorMap a = load_tensors(Checkpoint::open((dir_ / "straight" / "state").string()));
-  const TensorMap b = load_tensors(Checkpoint::open((dir_ / "resumed" / "state").string()));
-  for (const auto& [name, tensor] : a) EXPECT_TRUE(tensor.equal(b.at(name))) << name;
+  expect_resume_equals_straight("own", 3, 6);
 }
 
 // Note [Own rollout]: clips whose history the model plays itself train too, and resume exactly
@@ -179,12 +179,7 @@ TEST_F(TrainerTest, OwnRolloutTrainsAndResumesExactly) {
   EXPECT_LT(rollout.back(), 0.8 * rollout.front())
       << "first " << rollout.front() << " last " << rollout.back();
   config_.noise.own_context_share = 0.5;
-  run("straight", 4);
-  run("resumed", 2);
-  run("resumed", 4);
-  const TensorMap a = load_tensors(Checkpoint::open((dir_ / "straight" / "state").string()));
-  const TensorMap b = load_tensors(Checkpoint::open((dir_ / "resumed" / "state").string()));
-  for (const auto& [name, tensor] : a) EXPECT_TRUE(tensor.equal(b.at(name))) << name;
+  expect_resume_equals_straight("rollout", 2, 4);
 }
 
 // --init with a new head keeps every trained tensor but the output projection, which starts at
