@@ -58,6 +58,13 @@ std::vector<game::PixelRect> overlay_rects(int width, int height) {
   return {game.player_rect(), game.hud_rect()};
 }
 
+PhaseCorrelationOptions scroll_estimator(const EvalOptions& options, int width, int height) {
+  PhaseCorrelationOptions correlation;
+  correlation.max_shift = options.max_shift;
+  correlation.ignore = overlay_rects(width, height);
+  return correlation;
+}
+
 std::vector<game::Action> eval_actions(const EvalOptions& options, uint64_t seed, int count) {
   std::vector<game::Action> actions = player_actions(seed, count, options.actions);
   const size_t f = static_cast<size_t>(options.config.frames_per_block);

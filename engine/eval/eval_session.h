@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/eval/eval_options.h"
+#include "engine/eval/phase_correlation.h"
 #include "engine/game/game.h"
 #include "engine/rollout/session.h"
 
@@ -39,6 +40,10 @@ at::Tensor current_frame(const FrameSource& source);
 // Screen-fixed overlays the game draws over the scrolling world at this frame size: the player
 // sprite (centred; it turns and animates) and the HUD box.
 std::vector<game::PixelRect> overlay_rects(int width, int height);
+
+// The responsiveness estimator's settings (search radius from `options`, the overlays ignored)
+// for frames of this size: every metric that asks "did the view scroll?" reads it the same way.
+PhaseCorrelationOptions scroll_estimator(const EvalOptions& options, int width, int height);
 
 // Player-like actions (options.actions) from `seed`, each held for whole AR blocks: a Session
 // with F frames per block conditions a block on one action, so the game must get the same one

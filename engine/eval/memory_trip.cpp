@@ -33,10 +33,8 @@ nlohmann::json eval_memory(const EvalOptions& options) {
                              .value_or(eval_window_frames(options));
   const int k = options.memory_steps > 0 ? options.memory_steps : default_memory_steps(window, f);
   const bool fits = window == 0 || 2 * static_cast<int64_t>(k) <= window - f;
-  const at::Tensor mask = mask_excluding(width, height, overlay_rects(width, height));
-  PhaseCorrelationOptions correlation;
-  correlation.max_shift = options.max_shift;
-  correlation.ignore = overlay_rects(width, height);
+  const PhaseCorrelationOptions correlation = scroll_estimator(options, width, height);
+  const at::Tensor mask = mask_excluding(width, height, correlation.ignore);
 
   double psnr_sum = 0.0, truth_sum = 0.0, return_sum = 0.0;
   int measured = 0;

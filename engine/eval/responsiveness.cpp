@@ -36,9 +36,7 @@ nlohmann::json share(int64_t part, int64_t whole) {
 nlohmann::json eval_responsiveness(const EvalOptions& options) {
   auto session = make_eval_source(options, options.policy, options.seeds.front());
   const int width = session->width(), height = session->height();
-  PhaseCorrelationOptions correlation;
-  correlation.max_shift = options.max_shift;
-  correlation.ignore = overlay_rects(width, height);
+  const PhaseCorrelationOptions correlation = scroll_estimator(options, width, height);
 
   Counts total;
   nlohmann::json per_seed = nlohmann::json::array();
