@@ -156,7 +156,7 @@ CausalDiTImpl::CausalDiTImpl(const ModelConfig& config) : config_(config) {
   time_proj = register_module("time_proj", make_linear(d, 6 * d));
   blocks = register_module("blocks", torch::nn::ModuleList());
   for (int i = 0; i < config.layers; ++i) blocks->push_back(DiTBlock(config));
-  head = register_module("head", Head(d, config.patch_dim(), config.norm_eps));
+  head = register_module("head", Head(d, config.output_patch_dim(), config.norm_eps));
 }
 
 at::Tensor CausalDiTImpl::forward(const FrameBatch& batch, const AttendFn& attend, bool with_head,
@@ -196,7 +196,8 @@ at::Tensor CausalDiTImpl::forward(const FrameBatch& batch, const AttendFn& atten
     ++layer;
   }
   if (!with_head) return at::Tensor();
-  return unpatchify(head(x, embedding), frames_count, gh, gw, c.channels, c.patch_h, c.patch_w);
+  return unpatchify(head(x, embedding), frames_count, gh, gw, c.output_channels(), c.patch_h,
+                    c.patch_w);
 }
 
 const RopeRotation& CausalDiTImpl::rope_for(int64_t frame_start, int frames, int grid_h, int grid_w,

@@ -152,7 +152,8 @@ class CausalDiTImpl : public torch::nn::Module {
 
   const ModelConfig& config() const { return config_; }
 
-  // The generic forward: predicted velocity v = ε − x0 ([B, F, C, H, W], the frames' dtype)
+  // The generic forward: the network's output ([B, F, C', H, W], the frames' dtype; C' =
+  // config().output_channels()), the velocity v = ε − x0 or what prediction.h turns into it,
   // for the batch, with each layer's attention delegated to `attend`. With with_head = false
   // the output head is skipped (a committing pass needs only the layers' K/V) and an undefined
   // tensor is returned.

@@ -107,6 +107,9 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
     }
     config.prediction.previous_frame_skip = true;
     config.prediction.spread = prediction.number("spread", 1e-3, 10.0);
+    if (prediction.has("move_pixels")) {
+      config.prediction.move_pixels = prediction.integer("move_pixels", 1, 4096);
+    }
     prediction.reject_unknown();
   }
   reader.reject_unknown();
@@ -184,6 +187,9 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
   };
   if (config.prediction.previous_frame_skip) {
     out["prediction"] = {{"reference", "previous_frame"}, {"spread", config.prediction.spread}};
+    if (config.prediction.move_pixels > 0) {
+      out["prediction"]["move_pixels"] = config.prediction.move_pixels;
+    }
   }
   return out;
 }
@@ -216,7 +222,7 @@ std::vector<TensorSpec> model_tensor_specs(const ModelConfig& c, Dtype dtype) {
     linear(block + ".mlp.fc2", d, c.mlp);
   }
   add("head.modulation", {1, 2, d});
-  linear("head.proj", c.patch_dim(), d);
+  linear("head.proj", c.output_patch_dim(), d);
   return specs;
 }
 

@@ -38,6 +38,13 @@ struct PredictionConfig {
   // The spread s of x0 around the previous frame that the estimate assumes (pixel units, [-1, 1]
   // frames): how far a typical frame departs from its predecessor.
   double spread = 0.5;
+  // Note [Moved reference] (prediction.h): 0 keeps the previous frame as it is; a positive step
+  // makes the reference a per-pixel choice, by the network, among the previous frame as it is
+  // and moved this many pixels up, down, left or right. Needs the skip.
+  int move_pixels = 0;
+  // The choices of a moved reference: the frame as it is, then moved one step each way.
+  static constexpr int kMoves = 5;
+  int move_choices() const { return move_pixels > 0 ? kMoves : 0; }
 };
 
 struct ModelConfig {
@@ -66,6 +73,10 @@ struct ModelConfig {
   PredictionConfig prediction;
 
   int patch_dim() const { return channels * patch_t * patch_h * patch_w; }
+  // What the network puts out per pixel: the frame's channels, then one logit per move choice
+  // of a moved reference (Note [Moved reference]).
+  int output_channels() const { return channels + prediction.move_choices(); }
+  int output_patch_dim() const { return output_channels() * patch_t * patch_h * patch_w; }
   int grid_h(const FrameSize& size) const { return size.height / patch_h; }
   int grid_w(const FrameSize& size) const { return size.width / patch_w; }
   // Throws wc::Error naming the file when `size` is not a whole number of patches.

@@ -22,9 +22,34 @@ at::Tensor velocity_from_output(const PredictionConfig& prediction, const at::Te
   const at::Tensor k = a * (s * s) / d;
   const at::Tensor c = s * level / d.sqrt();
   const at::Tensor x = x_t.to(at::kFloat);
-  const at::Tensor r = reference.to(at::kFloat);
-  const at::Tensor x0 = r + k * (x - a * r) + c * output.to(at::kFloat);
+  const int64_t channels = x_t.size(2);
+  const at::Tensor correction = output.slice(2, 0, channels).to(at::kFloat);
+  const at::Tensor r =
+      prediction.move_pixels > 0
+          ? moved_reference(reference, output.slice(2, channels), prediction.move_pixels)
+          : reference.to(at::kFloat);
+  const at::Tensor x0 = r + k * (x - a * r) + c * correction;
   return ((x - x0) / level).to(output.scalar_type());
+}
+
+at::Tensor move_choices(const at::Tensor& previous, int move_pixels) {
+  const int64_t b = previous.size(0), f = previous.size(1), ch = previous.size(2),
+                h = previous.size(3), w = previous.size(4);
+  const int64_t m = move_pixels;
+  const at::Tensor padded =
+      at::replication_pad2d(previous.to(at::kFloat).reshape({b * f, ch, h, w}), {m, m, m, m});
+  // Choice j shows at pixel p the previous frame's pixel p + o_j (Note [Moved reference]).
+  const int64_t offsets[PredictionConfig::kMoves][2] = {{0, 0}, {-m, 0}, {m, 0}, {0, -m}, {0, m}};
+  std::vector<at::Tensor> choices;
+  for (const auto& o : offsets) {
+    choices.push_back(padded.slice(2, m + o[0], m + o[0] + h).slice(3, m + o[1], m + o[1] + w));
+  }
+  return at::stack(choices, 1).view({b, f, PredictionConfig::kMoves, ch, h, w});
+}
+
+at::Tensor moved_reference(const at::Tensor& previous, const at::Tensor& logits, int move_pixels) {
+  const at::Tensor weights = at::softmax(logits.to(at::kFloat), 2).unsqueeze(3);
+  return (weights * move_choices(previous, move_pixels)).sum(2);
 }
 
 at::Tensor block_reference(const at::Tensor& before, int frames_per_block) {

@@ -27,13 +27,37 @@ namespace wc::model {
 // (t → 0) and s (t = 1), with no blow-up at small t. Every frame of a block takes the frame before
 // the block as r: the block's own frames are denoised together, so none is known before another.
 
-// The velocity of `output` ([B, F, C, H, W], the network's) for the noisy frames `x_t` at levels
-// `t` ([B, F]) given `reference` (the frame before each frame's block, like x_t). Without the
-// skip `output` is returned as it is (the other arguments may then be undefined). The arithmetic
-// is float32; the result has `output`'s dtype.
+// Note [Moved reference]
+// The skip alone serves a still camera: when the player walks, the whole world moves one step
+// (Note [One patch per step]) and the previous frame as it is is the wrong prior for nearly every
+// pixel, so the network had to rebuild the frame, and a model trained with the skip mostly stood
+// still (19.5% of its frames moved as commanded, against 51.9% without the skip). With
+// `prediction.move_pixels` m > 0 the reference is chosen per pixel, by the network, among the
+// previous frame as it is and moved m pixels each way, the way a video codec compensates motion:
+//   r(p) = Σ_j w_j(p) · prev(p + o_j),  o = {0, (−m, 0), (m, 0), (0, −m), (0, m)} (rows, columns),
+// w = softmax over the five logits the network puts out per pixel after the frame's channels.
+// Past the border the previous frame's edge pixel repeats. Each pixel choosing on its own lets
+// the world move while the centred player and the HUD stay, and a wall that blocks a move keeps
+// the frame still. The choice is learned with the rest, end to end through the loss on v; no
+// action is wired to a move. A zero head (`worldcast train --new-head`) starts from the uniform
+// mix, so the trainer starts the "as it is" logit ahead (a copy, as with the plain skip).
+
+// The velocity of `output` ([B, F, C', H, W], the network's; C' = C plus a moved reference's
+// logits) for the noisy frames `x_t` at levels `t` ([B, F]) given `reference` (the frame before
+// each frame's block, like x_t). Without the skip `output` is returned as it is (the other
+// arguments may then be undefined). The arithmetic is float32; the result has `output`'s dtype
+// and x_t's channels.
 at::Tensor velocity_from_output(const PredictionConfig& prediction, const at::Tensor& output,
                                 const at::Tensor& x_t, const at::Tensor& t,
                                 const at::Tensor& reference);
+
+// The reference that `logits` ([B, F, 5, H, W]) choose from `previous` ([B, F, C, H, W]), float32
+// (Note [Moved reference]).
+at::Tensor moved_reference(const at::Tensor& previous, const at::Tensor& logits, int move_pixels);
+
+// The previous frame as it is and moved `move_pixels` each way ([B, F, 5, C, H, W]), in the order
+// of the logits, the border's pixels repeated.
+at::Tensor move_choices(const at::Tensor& previous, int move_pixels);
 
 // The skip's reference for a block at play time: the last of the frames before it (`before`,
 // [B, F', C, H, W]) repeated for each of the block's `frames_per_block` frames.

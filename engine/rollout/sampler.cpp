@@ -116,7 +116,8 @@ at::Tensor BlockSampler::run_denoise(const at::Tensor& noise, const at::Tensor& 
       const at::Tensor unkeyed = model_.forward_block(dropped, policy_, step);
       velocity = unkeyed + sampler_.action_guidance * (velocity - unkeyed);
     }
-    // After the blend: the skip is affine in the output, so blending outputs is the same.
+    // After the blend: the skip is affine in its correction, so blending outputs blends the
+    // velocities; a moved reference's logits blend as logits (the guided choice of move).
     velocity = model::velocity_from_output(prediction, velocity, x, levels, reference);
     x = x + (next - t) * velocity;
   }

@@ -120,6 +120,43 @@ at::Tensor own_history(model::CausalDiTImpl& model, const TeacherForcingBatch& b
   return x_t - t.view({t.size(0), t.size(1), 1, 1, 1}) * noisy_velocity(model, batch, mask);
 }
 
+// Start the "as it is" choice of a moved reference this far ahead of the four moves: the
+// softmax then gives it e^4 / (e^4 + 4) ≈ 93%, so a fresh head copies the previous frame, as the
+// plain skip's zero head does, and the moves still get gradient (Note [Moved reference]).
+constexpr double kStillLogitStart = 4.0;
+
+// A new output head over the trained layers of the model in `dir` (TrainOptions::init_new_head):
+// the layers come through a model of the checkpoint's own config, since the head may differ.
+void load_with_new_head(model::CausalDiTImpl& model, const std::string& dir) {
+  const std::string config_file = (fs::path(dir) / "config.json").string();
+  model::CausalDiT source(model::load_model_config(config_file));
+  model::load_weights(source, dir);
+  const auto trained = source->named_parameters(/*recurse=*/true);
+  at::NoGradGuard no_grad;
+  for (auto& item : model.named_parameters(/*recurse=*/true)) {
+    at::Tensor p = item.value();
+    if (item.key().rfind("head.proj.", 0) == 0) {
+      p.zero_();
+      continue;
+    }
+    const at::Tensor* from = trained.find(item.key());
+    if (from == nullptr || from->sizes() != p.sizes()) {
+      throw Error(config_file, "tensor '" + item.key() +
+                                   "': the training config's model differs here, and only the "
+                                   "output head may be new");
+    }
+    p.copy_(*from);
+  }
+  const model::ModelConfig& c = model.config();
+  if (c.prediction.move_pixels > 0) {
+    // The head's outputs per token are [output channels, patch rows, patch columns]; the first
+    // logit, "as it is", is output channel `channels`.
+    const int64_t per_channel = int64_t{c.patch_t} * c.patch_h * c.patch_w;
+    model.head->proj->bias.slice(0, c.channels * per_channel, (c.channels + 1) * per_channel)
+        .fill_(kStillLogitStart);
+  }
+}
+
 }  // namespace
 
 void init_training_weights(model::CausalDiTImpl& model, uint64_t seed) {
@@ -178,12 +215,12 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
     if (!options.resume) throw Error(state_dir, "a training state exists and resuming is off");
     log_info("train: resuming from step " + std::to_string(progress.step) + " (" + state_dir + ")");
   } else if (!options.init_from.empty()) {
-    model::load_weights(model, options.init_from);
-    at::NoGradGuard no_grad;
     if (options.init_new_head) {
-      model->head->proj->weight.zero_();
-      model->head->proj->bias.zero_();
+      load_with_new_head(*model, options.init_from);
+    } else {
+      model::load_weights(model, options.init_from);
     }
+    at::NoGradGuard no_grad;
     for (size_t i = 0; i < params.size(); ++i) ema[i].copy_(params[i]);
     log_info("train: starting from the weights in " + options.init_from +
              (options.init_new_head ? " (output head zeroed)" : ""));

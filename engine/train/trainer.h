@@ -26,7 +26,8 @@ struct TrainOptions {
   std::string init_from;
   // With init_from: zero the output head's projection after loading, so a model whose output
   // changes meaning (a config that adds the previous-frame skip) keeps the trained layers and
-  // starts from a zero output (with the skip: a copy of the previous frame).
+  // starts from a zero output (with the skip: a copy of the previous frame). The head may change
+  // shape (a moved reference adds its logits); the other tensors must match.
   bool init_new_head = false;
 };
 

@@ -154,11 +154,10 @@ TEST(ModelGpu, GraphReplayShowsTheEagerFrames) {
   }
 }
 
-// The bundled model's sampler: Note [Previous-frame skip] (the reference is a static input of
+// The skip experiments' sampler: Note [Previous-frame skip] (the reference is a static input of
 // the recording) with Note [Action guidance] on the first step and context noise. Replayed
 // frames equal the eager ones.
-TEST(ModelGpu, GraphReplayWithThePreviousFrameSkipAndGuidance) {
-  REQUIRE_CUDA();
+void expect_skip_graph_replay_equals_eager(int move_pixels) {
   ModelConfig c = small_config(1);
   c.num_actions = 6;
   c.sampler.steps = 2;
@@ -168,6 +167,7 @@ TEST(ModelGpu, GraphReplayWithThePreviousFrameSkipAndGuidance) {
   c.sampler.dropped_action = 5;
   c.prediction.previous_frame_skip = true;
   c.prediction.spread = 0.5;
+  c.prediction.move_pixels = move_pixels;
   const auto run = [&](bool graphs) {
     rollout::SessionOptions options;
     options.cuda_graphs = graphs;
@@ -187,6 +187,16 @@ TEST(ModelGpu, GraphReplayWithThePreviousFrameSkipAndGuidance) {
   EXPECT_GE(stats.graph_replayed_blocks, 8);
   EXPECT_TRUE(at::equal(graphed, eager))
       << "max difference " << (graphed - eager).abs().max().item<float>();
+}
+
+// With the plain skip and with a moved reference (Note [Moved reference]), whose choice is
+// recorded with the rest.
+TEST(ModelGpu, GraphReplayWithThePreviousFrameSkipAndGuidance) {
+  REQUIRE_CUDA();
+  for (const int move_pixels : {0, 8}) {
+    SCOPED_TRACE("move_pixels " + std::to_string(move_pixels));
+    expect_skip_graph_replay_equals_eager(move_pixels);
+  }
 }
 
 }  // namespace

@@ -148,6 +148,32 @@ TEST(ModelConfig, PreviousFrameSkipParsesRoundTripsAndNamesBadFields) {
               HasSubstr("prediction.sprad"));
 }
 
+// Note [Moved reference]: off unless asked, written back when on, and the head grows by the five
+// logits per pixel (in the tensor spec, which checkpoints are checked against).
+TEST(ModelConfig, MovedReferenceParsesRoundTripsAndWidensTheHead) {
+  nlohmann::json json = game_small_json();
+  json["prediction"] = {{"reference", "previous_frame"}, {"spread", 0.5}};
+  const ModelConfig still = parse_model_config(json, "cfg.json");
+  EXPECT_EQ(still.prediction.move_pixels, 0);
+  EXPECT_EQ(still.output_channels(), still.channels);
+  EXPECT_FALSE(model_config_to_json(still)["prediction"].contains("move_pixels"));
+  json["prediction"]["move_pixels"] = 8;
+  const ModelConfig moved = parse_model_config(json, "cfg.json");
+  EXPECT_EQ(moved.prediction.move_pixels, 8);
+  EXPECT_EQ(moved.output_channels(), moved.channels + 5);
+  EXPECT_EQ(parse_model_config(model_config_to_json(moved), "again").prediction.move_pixels, 8);
+  bool found = false;
+  for (const TensorSpec& spec : model_tensor_specs(moved, Dtype::kF32)) {
+    if (spec.name != "head.proj.weight") continue;
+    found = true;
+    EXPECT_EQ(spec.shape[0], int64_t{moved.channels + 5} * moved.patch_h * moved.patch_w);
+  }
+  EXPECT_TRUE(found);
+  json["prediction"]["move_pixels"] = 0;
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'prediction.move_pixels': must be in"));
+}
+
 TEST(ModelConfig, MissingFieldIsNamed) {
   nlohmann::json json = game_small_json();
   json.erase("layers");

@@ -1,8 +1,11 @@
 // Note [Previous-frame skip]: the output-to-velocity map against the posterior mean written out
 // element by element, its limits (a zero output at full noise is the previous frame; t = 0 stays
 // finite), the plain velocity passing through, and which frame each training frame refers to.
+// Note [Moved reference]: the five choices against pixel lookups with the border repeated, the
+// softmax mix against its sum written out, and the velocity with a moved reference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -87,6 +90,93 @@ TEST(PreviousFrameSkip, PlainVelocityPassesThrough) {
   const at::Tensor v =
       velocity_from_output(PredictionConfig{}, output, at::Tensor(), at::Tensor(), at::Tensor());
   EXPECT_TRUE(v.equal(output));
+}
+
+// The previous frame's pixel that choice j shows at (row, col), the border repeated.
+float chosen_pixel(const at::TensorAccessor<float, 5>& prev, int b, int f, int ch, int row, int col,
+                   int j, int m, int h, int w) {
+  const int offsets[5][2] = {{0, 0}, {-m, 0}, {m, 0}, {0, -m}, {0, m}};
+  const int r = std::clamp(row + offsets[j][0], 0, h - 1);
+  const int c = std::clamp(col + offsets[j][1], 0, w - 1);
+  return prev[b][f][ch][r][c];
+}
+
+TEST(MovedReference, ChoicesAreThePreviousFrameMovedEachWayWithTheBorderRepeated) {
+  at::manual_seed(14);
+  const int h = 6, w = 7, m = 2;
+  const at::Tensor previous = at::randn({2, 2, 3, h, w});
+  const at::Tensor choices = move_choices(previous, m);
+  ASSERT_EQ(choices.sizes(), at::IntArrayRef({2, 2, 5, 3, h, w}));
+  auto prev = previous.accessor<float, 5>();
+  auto got = choices.accessor<float, 6>();
+  for (int b = 0; b < 2; ++b)
+    for (int f = 0; f < 2; ++f)
+      for (int j = 0; j < 5; ++j)
+        for (int ch = 0; ch < 3; ++ch)
+          for (int row = 0; row < h; ++row)
+            for (int col = 0; col < w; ++col)
+              ASSERT_EQ(got[b][f][j][ch][row][col],
+                        chosen_pixel(prev, b, f, ch, row, col, j, m, h, w))
+                  << "choice " << j << " at " << row << "," << col;
+}
+
+TEST(MovedReference, MixesTheChoicesBySoftmaxPerPixel) {
+  at::manual_seed(15);
+  const int h = 5, w = 6, m = 1;
+  const at::Tensor previous = at::randn({1, 2, 3, h, w});
+  const at::Tensor logits = at::randn({1, 2, 5, h, w}) * 2;
+  const at::Tensor mixed = moved_reference(previous, logits, m);
+  auto prev = previous.accessor<float, 5>();
+  auto l = logits.accessor<float, 5>();
+  auto got = mixed.accessor<float, 5>();
+  for (int f = 0; f < 2; ++f)
+    for (int row = 0; row < h; ++row)
+      for (int col = 0; col < w; ++col) {
+        double total = 0.0;
+        for (int j = 0; j < 5; ++j) total += std::exp(double(l[0][f][j][row][col]));
+        for (int ch = 0; ch < 3; ++ch) {
+          double expected = 0.0;
+          for (int j = 0; j < 5; ++j)
+            expected += std::exp(double(l[0][f][j][row][col])) / total *
+                        chosen_pixel(prev, 0, f, ch, row, col, j, m, h, w);
+          EXPECT_NEAR(got[0][f][ch][row][col], expected, 1e-5);
+        }
+      }
+}
+
+// With a moved reference the output carries the correction, then the logits; at full noise a
+// zero correction and a sure choice give that choice: a frame moved one step as the clean frame.
+TEST(MovedReference, ASureChoiceAtFullNoiseIsThePreviousFrameMoved) {
+  at::manual_seed(16);
+  PredictionConfig p = skip(0.5);
+  p.move_pixels = 2;
+  const at::Tensor x_t = at::randn({1, 1, 3, 8, 8});
+  const at::Tensor previous = at::rand({1, 1, 3, 8, 8}) * 2 - 1;
+  const at::Tensor t = at::ones({1, 1});
+  for (int j = 0; j < 5; ++j) {
+    at::Tensor output = at::zeros({1, 1, 8, 8, 8});
+    output.select(2, 3 + j).fill_(30.0);
+    const at::Tensor v = velocity_from_output(p, output, x_t, t, previous);
+    ASSERT_EQ(v.sizes(), x_t.sizes());
+    EXPECT_TRUE(at::allclose(implied_x0(x_t, t, v), move_choices(previous, 2).select(2, j), 1e-5,
+                             1e-5))
+        << "choice " << j;
+  }
+}
+
+// At any level the velocity is the plain skip's with the mixed frame as the reference.
+TEST(MovedReference, IsThePlainSkipAroundTheMixedFrame) {
+  at::manual_seed(17);
+  PredictionConfig p = skip(0.3);
+  p.move_pixels = 1;
+  const at::Tensor x_t = at::randn({2, 2, 3, 4, 4});
+  const at::Tensor previous = at::randn({2, 2, 3, 4, 4});
+  const at::Tensor output = at::randn({2, 2, 8, 4, 4});
+  const at::Tensor t = at::rand({2, 2}) * 0.9 + 0.05;
+  const at::Tensor v = velocity_from_output(p, output, x_t, t, previous);
+  const at::Tensor mixed = moved_reference(previous, output.slice(2, 3), 1);
+  const at::Tensor plain = velocity_from_output(skip(0.3), output.slice(2, 0, 3), x_t, t, mixed);
+  EXPECT_TRUE(at::allclose(v, plain, 1e-5, 1e-5));
 }
 
 TEST(PreviousFrameReference, EachNoisyFrameGetsTheFrameBeforeItsBlock) {

@@ -49,8 +49,9 @@ TEST(OwnRollout, AModelThatPredictsNoChangePlaysItsSinkBack) {
   }
 }
 
-TEST(OwnRollout, EqualsTheSamplerPlayingTheClip) {
+void expect_rollout_equals_sampler(int move_pixels) {
   model::ModelConfig config = skip_config();
+  config.prediction.move_pixels = move_pixels;
   const TeacherForcingBatch batch = clip_batch(4, 32);
   const int64_t row = 1;
   config.sampler.context_noise = batch.context_level[row][0].item<double>();  // one level a clip
@@ -78,6 +79,14 @@ TEST(OwnRollout, EqualsTheSamplerPlayingTheClip) {
         << "frame " << i << ": max difference "
         << (played.slice(1, i - 1, i) - x0).abs().max().item<float>();
     previous = x0;
+  }
+}
+
+// With the plain skip and with a moved reference (Note [Moved reference]).
+TEST(OwnRollout, EqualsTheSamplerPlayingTheClip) {
+  for (const int move_pixels : {0, 4}) {
+    SCOPED_TRACE("move_pixels " + std::to_string(move_pixels));
+    expect_rollout_equals_sampler(move_pixels);
   }
 }
 

@@ -210,6 +210,56 @@ TEST_F(TrainerTest, InitWithANewHeadZeroesOnlyTheOutputProjection) {
   }
 }
 
+// Note [Moved reference]: a new head may be wider (the moves' logits). The layers come from the
+// trained model, the head starts at zero but for the "as it is" logit, which starts ahead; the
+// moved model then trains. A model that differs elsewhere is refused, naming the tensor.
+TEST_F(TrainerTest, ANewHeadMayAddTheMovesAndNothingElse) {
+  run("first", 20);
+  nlohmann::json model = nlohmann::json::parse(std::ifstream(dir_ / "model.json"));
+  model["prediction"] = {{"reference", "previous_frame"}, {"spread", 0.5}, {"move_pixels", 4}};
+  std::ofstream(dir_ / "moved.json") << model.dump(2);
+  config_.model_config = (dir_ / "moved.json").string();
+  TrainOptions options;
+  options.out_dir = (dir_ / "moved").string();
+  options.max_steps = 1;
+  options.progress_bar = false;
+  options.init_new_head = true;
+  options.init_from = (dir_ / "first" / "model").string();
+  train(config_, options);
+  const TensorMap exported = load_tensors(Checkpoint::open((dir_ / "first" / "model").string()));
+  const TensorMap state = load_tensors(Checkpoint::open((dir_ / "moved" / "state").string()));
+  for (const auto& [name, weight] : exported) {
+    if (name.rfind("head.proj.", 0) == 0) continue;
+    EXPECT_TRUE(at::allclose(state.at("ema." + name), weight.to(at::kFloat), 1e-3, 1e-3)) << name;
+  }
+  // Per token: 3 colour channels then 5 logits, each over the 4x4 patch's 16 pixels.
+  const at::Tensor bias = state.at("ema.head.proj.bias");
+  ASSERT_EQ(bias.size(0), 8 * 16);
+  EXPECT_LT(bias.slice(0, 0, 48).abs().max().item<double>(), 0.05);
+  EXPECT_NEAR(bias.slice(0, 48, 64).mean().item<double>(), 4.0, 0.05);
+  EXPECT_LT(bias.slice(0, 64).abs().max().item<double>(), 0.05);
+  EXPECT_LT(state.at("ema.head.proj.weight").abs().max().item<double>(), 0.05);
+
+  std::vector<double> losses;
+  run("moved", 40, &losses);
+  ASSERT_GE(losses.size(), 7u);
+  EXPECT_LT(losses.back(), 0.8 * losses.front())
+      << "first " << losses.front() << " last " << losses.back();
+
+  model["hidden"] = 64;
+  model["head_dim"] = 32;
+  std::ofstream(dir_ / "wider.json") << model.dump(2);
+  config_.model_config = (dir_ / "wider.json").string();
+  options.out_dir = (dir_ / "wider").string();
+  try {
+    train(config_, options);
+    FAIL() << "a model that differs beyond the head must not start from these weights";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("config.json: tensor 'patch_embed.weight'"));
+    EXPECT_THAT(e.what(), testing::HasSubstr("only the output head may be new"));
+  }
+}
+
 TEST_F(TrainerTest, DamagedStateIsRefusedByName) {
   run("damaged", 2);
   fs::path shard;
