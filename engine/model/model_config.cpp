@@ -103,7 +103,8 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
     ObjectReader prediction(reader.get("prediction"), file, "prediction");
     const std::string reference = prediction.string("reference");
     if (reference != "previous_frame") {
-      prediction.fail(prediction.field_path("reference"), "must be \"previous_frame\", got \"" + reference + "\"");
+      prediction.fail(prediction.field_path("reference"),
+                      "must be \"previous_frame\", got \"" + reference + "\"");
     }
     config.prediction.previous_frame_skip = true;
     config.prediction.spread = prediction.number("spread", 1e-3, 10.0);

@@ -11,6 +11,15 @@ struct LossSpec {
   double motion_weight = 0.0;
   // A pixel changed when some channel moved by more than this (frames are in [−1, 1]).
   double motion_threshold = 0.04;
+  // Note [Reference loss]
+  // With a moved reference (Note [Moved reference]) the network both chooses the reference and
+  // corrects it, and the velocity loss does not care which does the work: trained on it alone,
+  // the correction (already trained in the model it started from) took the moves and the choice
+  // stayed where it started, "as it is" (85% everywhere, under every key, after 1 175 steps), so
+  // moves came out as blurred redraws. This weight adds the squared error of the chosen
+  // reference itself against the clean frame, so the choice learns to pick, per pixel, the move
+  // that explains the frame, and the correction is left what no move explains. 0 = off.
+  double reference_weight = 0.0;
 };
 
 // [B, F − fpb, 1, H, W] float32 weights for the noisy frames (fpb..F−1) of a clip batch's true

@@ -86,6 +86,8 @@ TrainConfig parse_train_config(const nlohmann::json& json, const std::string& fi
     ObjectReader l(r.get("loss"), file, "loss");
     c.loss.motion_weight = l.number("motion_weight", 0.0, 1000.0);
     c.loss.motion_threshold = l.number("motion_threshold", 0.0, 2.0);
+    if (l.has("reference_weight"))
+      c.loss.reference_weight = l.number("reference_weight", 0.0, 1000.0);
     l.reject_unknown();
   }
   {
@@ -127,7 +129,8 @@ TrainConfig load_train_config(const std::string& path) {
 double learning_rate_at(const TrainConfig& config, int64_t step) {
   const double peak = config.learning_rate;
   if (step <= config.warmup_steps) {
-    return peak * static_cast<double>(step) / static_cast<double>(std::max<int64_t>(1, config.warmup_steps));
+    return peak * static_cast<double>(step) /
+           static_cast<double>(std::max<int64_t>(1, config.warmup_steps));
   }
   if (config.steps <= config.warmup_steps) return peak;
   const double progress =

@@ -92,16 +92,23 @@ void print_bar(const StepReport& r, int64_t target_steps, double minutes_left) {
 
 // The network's output for the noisy frames of `batch` as a velocity (Note [Previous-frame
 // skip]), float32, with the frame before each block in the batch's history as the reference.
+// With a moved reference and `chosen` given, *chosen receives the frames the network chose
+// (Note [Moved reference]) for the reference loss.
 at::Tensor noisy_velocity(model::CausalDiTImpl& model, const TeacherForcingBatch& batch,
-                          const at::Tensor& mask) {
+                          const at::Tensor& mask, at::Tensor* chosen = nullptr) {
   const model::ModelConfig& config = model.config();
-  const at::Tensor output = model.forward_masked(batch.input, mask);
-  return model::velocity_from_output(
-      config.prediction, output.slice(1, batch.noisy_first).to(at::kFloat),
-      batch.input.frames.slice(1, batch.noisy_first), batch.input.t.slice(1, batch.noisy_first),
+  const at::Tensor output = model.forward_masked(batch.input, mask).slice(1, batch.noisy_first);
+  const at::Tensor reference =
       config.prediction.previous_frame_skip
           ? model::previous_frame_reference(batch.history, config.frames_per_block)
-          : at::Tensor());
+          : at::Tensor();
+  if (chosen != nullptr && config.prediction.move_pixels > 0) {
+    *chosen = model::moved_reference(reference, output.slice(2, config.channels),
+                                     config.prediction.move_pixels);
+  }
+  return model::velocity_from_output(config.prediction, output.to(at::kFloat),
+                                     batch.input.frames.slice(1, batch.noisy_first),
+                                     batch.input.t.slice(1, batch.noisy_first), reference);
 }
 
 // The model's own history for the clips batch.own_context chose ([B, F − fpb, ...]; other rows
@@ -121,9 +128,10 @@ at::Tensor own_history(model::CausalDiTImpl& model, const TeacherForcingBatch& b
 }
 
 // Start the "as it is" choice of a moved reference this far ahead of the four moves: the
-// softmax then gives it e^4 / (e^4 + 4) ≈ 93%, so a fresh head copies the previous frame, as the
-// plain skip's zero head does, and the moves still get gradient (Note [Moved reference]).
-constexpr double kStillLogitStart = 4.0;
+// softmax then gives it e^2 / (e^2 + 4) ≈ 65%, so a fresh head leans to a copy of the previous
+// frame, as the plain skip's zero head is one, while the moves keep a gradient worth following
+// (at 93% the choice hardly moved: Note [Reference loss]).
+constexpr double kStillLogitStart = 2.0;
 
 // A new output head over the trained layers of the model in `dir` (TrainOptions::init_new_head):
 // the layers come through a model of the checkpoint's own config, since the head may differ.
@@ -190,6 +198,11 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
     throw Error(
         config.file,
         "field 'clips.frames': must be a multiple of frames_per_block, at least two blocks");
+  }
+  if (config.loss.reference_weight > 0.0 && model_config.prediction.move_pixels == 0) {
+    throw Error(config.file,
+                "field 'loss.reference_weight': needs a model with a moved "
+                "reference (prediction.move_pixels)");
   }
   if (config.noise.dropped_action >= model_config.num_actions) {
     throw Error(config.file,
@@ -271,12 +284,19 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
       use_own_context(batch, own_history(*model, batch, mask, config.noise.own_context_rollout),
                       batch.own_context, model_config.frames_per_block);
     }
-    const at::Tensor noisy = noisy_velocity(*model, batch, mask);
+    at::Tensor chosen;
+    const at::Tensor noisy = noisy_velocity(*model, batch, mask, &chosen);
     const at::Tensor weight = config.loss.motion_weight > 0.0
                                   ? motion_weights(batch.clean, clips.positions,
                                                    model_config.frames_per_block, config.loss)
                                   : at::Tensor();
-    const at::Tensor loss = weighted_squared_error(noisy, batch.target, weight);
+    at::Tensor loss = weighted_squared_error(noisy, batch.target, weight);
+    if (chosen.defined() && config.loss.reference_weight > 0.0) {
+      // Note [Reference loss]
+      loss = loss + config.loss.reference_weight *
+                        weighted_squared_error(
+                            chosen, batch.clean.slice(1, model_config.frames_per_block), weight);
+    }
     for (at::Tensor& p : params) p.mutable_grad() = at::Tensor();
     loss.backward();
     precision.end_step();

@@ -158,8 +158,8 @@ TEST(MovedReference, ASureChoiceAtFullNoiseIsThePreviousFrameMoved) {
     output.select(2, 3 + j).fill_(30.0);
     const at::Tensor v = velocity_from_output(p, output, x_t, t, previous);
     ASSERT_EQ(v.sizes(), x_t.sizes());
-    EXPECT_TRUE(at::allclose(implied_x0(x_t, t, v), move_choices(previous, 2).select(2, j), 1e-5,
-                             1e-5))
+    EXPECT_TRUE(
+        at::allclose(implied_x0(x_t, t, v), move_choices(previous, 2).select(2, j), 1e-5, 1e-5))
         << "choice " << j;
   }
 }

@@ -78,6 +78,12 @@ TEST(TrainConfig, LossSectionIsOptionalAndChecked) {
   const TrainConfig c = parse_train_config(j, "run.json");
   EXPECT_EQ(c.loss.motion_weight, 4.0);
   EXPECT_EQ(c.loss.motion_threshold, 0.1);
+  EXPECT_EQ(c.loss.reference_weight, 0.0);
+  j["loss"]["reference_weight"] = 2.0;
+  EXPECT_EQ(parse_train_config(j, "run.json").loss.reference_weight, 2.0);
+  j["loss"]["reference_weight"] = -2.0;
+  EXPECT_THAT(error_of(j), HasSubstr("field 'loss.reference_weight': must be in [0"));
+  j["loss"].erase("reference_weight");
   j["loss"]["motion_weight"] = -1.0;
   EXPECT_THAT(error_of(j), HasSubstr("field 'loss.motion_weight': must be in [0"));
   j["loss"] = {{"motion_weight", 1.0}, {"motion_threshold", 0.1}, {"motoin", 1}};

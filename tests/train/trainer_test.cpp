@@ -27,13 +27,24 @@ class TrainerTest : public ::testing::Test {
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    nlohmann::json model = {
-        {"name", "tiny-game"}, {"channels", 3}, {"frame", {{"height", 16}, {"width", 16}}},
-        {"resolutions", nlohmann::json::object()}, {"video_frames_per_frame", 1},
-        {"autoencoder", nullptr}, {"patch", {1, 4, 4}}, {"frames_per_block", 1},
-        {"hidden", 32}, {"layers", 2}, {"heads", 2}, {"head_dim", 16}, {"mlp", 64},
-        {"num_actions", 6}, {"freq_dim", 32}, {"norm_eps", 1e-6}, {"rope_theta", 10000.0},
-        {"sampler", {{"steps", 2}, {"shift", 1.0}, {"context_noise", 0.0}}}};
+    nlohmann::json model = {{"name", "tiny-game"},
+                            {"channels", 3},
+                            {"frame", {{"height", 16}, {"width", 16}}},
+                            {"resolutions", nlohmann::json::object()},
+                            {"video_frames_per_frame", 1},
+                            {"autoencoder", nullptr},
+                            {"patch", {1, 4, 4}},
+                            {"frames_per_block", 1},
+                            {"hidden", 32},
+                            {"layers", 2},
+                            {"heads", 2},
+                            {"head_dim", 16},
+                            {"mlp", 64},
+                            {"num_actions", 6},
+                            {"freq_dim", 32},
+                            {"norm_eps", 1e-6},
+                            {"rope_theta", 10000.0},
+                            {"sampler", {{"steps", 2}, {"shift", 1.0}, {"context_noise", 0.0}}}};
     std::ofstream(dir_ / "model.json") << model.dump(2);
     config_.file = (dir_ / "run.json").string();
     config_.model_config = (dir_ / "model.json").string();
@@ -51,7 +62,8 @@ class TrainerTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  TrainReport run(const std::string& name, int64_t max_steps, std::vector<double>* losses = nullptr) {
+  TrainReport run(const std::string& name, int64_t max_steps,
+                  std::vector<double>* losses = nullptr) {
     TrainOptions options;
     options.out_dir = (dir_ / name).string();
     options.max_steps = max_steps;
@@ -84,7 +96,8 @@ TEST_F(TrainerTest, LossFallsAsItLearnsTheGame) {
   const TrainReport r = run("learn", 80, &losses);
   EXPECT_EQ(r.steps, 80);
   ASSERT_GE(losses.size(), 10u);
-  EXPECT_LT(losses.back(), 0.8 * losses.front()) << "first " << losses.front() << " last " << losses.back();
+  EXPECT_LT(losses.back(), 0.8 * losses.front())
+      << "first " << losses.front() << " last " << losses.back();
 }
 
 // The motion-weighted loss (Note [Motion-weighted loss]) trains too: it changes the loss the
@@ -145,7 +158,8 @@ TEST_F(TrainerTest, PreviousFrameSkipStartsLowerAndLearns) {
   run("skip", 60, &skip);
   ASSERT_FALSE(plain.empty());
   ASSERT_GE(skip.size(), 10u);
-  EXPECT_LT(skip.front(), 0.8 * plain.front()) << "skip " << skip.front() << " plain " << plain.front();
+  EXPECT_LT(skip.front(), 0.8 * plain.front())
+      << "skip " << skip.front() << " plain " << plain.front();
   EXPECT_LT(skip.back(), 0.9 * skip.front()) << "first " << skip.front() << " last " << skip.back();
 }
 
@@ -236,7 +250,7 @@ TEST_F(TrainerTest, ANewHeadMayAddTheMovesAndNothingElse) {
   const at::Tensor bias = state.at("ema.head.proj.bias");
   ASSERT_EQ(bias.size(0), 8 * 16);
   EXPECT_LT(bias.slice(0, 0, 48).abs().max().item<double>(), 0.05);
-  EXPECT_NEAR(bias.slice(0, 48, 64).mean().item<double>(), 4.0, 0.05);
+  EXPECT_NEAR(bias.slice(0, 48, 64).mean().item<double>(), 2.0, 0.05);
   EXPECT_LT(bias.slice(0, 64).abs().max().item<double>(), 0.05);
   EXPECT_LT(state.at("ema.head.proj.weight").abs().max().item<double>(), 0.05);
 
@@ -258,6 +272,31 @@ TEST_F(TrainerTest, ANewHeadMayAddTheMovesAndNothingElse) {
     EXPECT_THAT(e.what(), testing::HasSubstr("config.json: tensor 'patch_embed.weight'"));
     EXPECT_THAT(e.what(), testing::HasSubstr("only the output head may be new"));
   }
+}
+
+// Note [Reference loss]: it adds the chosen reference's error to the loss (the same clips and
+// weights give a larger first loss, and the model still learns), and a model without a moved
+// reference refuses it by name.
+TEST_F(TrainerTest, ReferenceLossAddsTheChosenFramesErrorAndNeedsAMovedReference) {
+  config_.loss.reference_weight = 1.0;
+  try {
+    run("plain", 1);
+    FAIL() << "a model without a moved reference has no reference to score";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("run.json: field 'loss.reference_weight'"));
+  }
+  nlohmann::json model = nlohmann::json::parse(std::ifstream(dir_ / "model.json"));
+  model["prediction"] = {{"reference", "previous_frame"}, {"spread", 0.5}, {"move_pixels", 4}};
+  std::ofstream(dir_ / "moved.json") << model.dump(2);
+  config_.model_config = (dir_ / "moved.json").string();
+  std::vector<double> with, without;
+  run("with", 40, &with);
+  config_.loss.reference_weight = 0.0;
+  run("without", 5, &without);
+  ASSERT_GE(with.size(), 7u);
+  ASSERT_FALSE(without.empty());
+  EXPECT_GT(with.front(), without.front());
+  EXPECT_LT(with.back(), 0.8 * with.front()) << "first " << with.front() << " last " << with.back();
 }
 
 TEST_F(TrainerTest, DamagedStateIsRefusedByName) {
