@@ -13,8 +13,10 @@
 
 namespace wc::ui {
 
-// Where the bundled trained model will live, and the config used without weights.
-inline constexpr const char* kBundledModelDir = "assets/models/game-small";
+// Where the bundled trained model lives, and the config used without weights. Since session 8
+// the bundled model is game-small-moves (its model card says why); game-small, the one before,
+// stays in assets/models/ to compare against.
+inline constexpr const char* kBundledModelDir = "assets/models/game-small-moves";
 inline constexpr const char* kDefaultModelConfig = "assets/configs/game-small.json";
 
 struct ModelSourceOptions {

@@ -111,6 +111,17 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
     if (prediction.has("move_pixels")) {
       config.prediction.move_pixels = prediction.integer("move_pixels", 1, 4096);
     }
+    if (prediction.has("move_choice")) {
+      const std::string choice = prediction.string("move_choice");
+      if (choice != "mix" && choice != "sharpest") {
+        prediction.fail(prediction.field_path("move_choice"),
+                        "must be \"mix\" or \"sharpest\", got \"" + choice + "\"");
+      }
+      if (config.prediction.move_pixels == 0) {
+        prediction.fail(prediction.field_path("move_choice"), "needs move_pixels");
+      }
+      config.prediction.sharpest_move = choice == "sharpest";
+    }
     prediction.reject_unknown();
   }
   reader.reject_unknown();
@@ -190,6 +201,7 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
     out["prediction"] = {{"reference", "previous_frame"}, {"spread", config.prediction.spread}};
     if (config.prediction.move_pixels > 0) {
       out["prediction"]["move_pixels"] = config.prediction.move_pixels;
+      out["prediction"]["move_choice"] = config.prediction.sharpest_move ? "sharpest" : "mix";
     }
   }
   return out;

@@ -42,6 +42,9 @@ struct PredictionConfig {
   // makes the reference a per-pixel choice, by the network, among the previous frame as it is
   // and moved this many pixels up, down, left or right. Needs the skip.
   int move_pixels = 0;
+  // How the logits choose (Note [Sharpest move]): a softmax mix (training needs its gradient) or,
+  // at play, each pixel's likeliest choice alone.
+  bool sharpest_move = false;
   // The choices of a moved reference: the frame as it is, then moved one step each way.
   static constexpr int kMoves = 5;
   int move_choices() const { return move_pixels > 0 ? kMoves : 0; }

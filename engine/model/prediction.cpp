@@ -24,10 +24,10 @@ at::Tensor velocity_from_output(const PredictionConfig& prediction, const at::Te
   const at::Tensor x = x_t.to(at::kFloat);
   const int64_t channels = x_t.size(2);
   const at::Tensor correction = output.slice(2, 0, channels).to(at::kFloat);
-  const at::Tensor r =
-      prediction.move_pixels > 0
-          ? moved_reference(reference, output.slice(2, channels), prediction.move_pixels)
-          : reference.to(at::kFloat);
+  const at::Tensor r = prediction.move_pixels > 0
+                           ? moved_reference(reference, output.slice(2, channels),
+                                             prediction.move_pixels, prediction.sharpest_move)
+                           : reference.to(at::kFloat);
   const at::Tensor x0 = r + k * (x - a * r) + c * correction;
   return ((x - x0) / level).to(output.scalar_type());
 }
@@ -47,9 +47,18 @@ at::Tensor move_choices(const at::Tensor& previous, int move_pixels) {
   return at::stack(choices, 1).view({b, f, PredictionConfig::kMoves, ch, h, w});
 }
 
-at::Tensor moved_reference(const at::Tensor& previous, const at::Tensor& logits, int move_pixels) {
+at::Tensor moved_reference(const at::Tensor& previous, const at::Tensor& logits, int move_pixels,
+                           bool sharpest) {
+  const at::Tensor choices = move_choices(previous, move_pixels);
+  if (sharpest) {
+    // [B, F, 1, C, H, W] indices of each pixel's choice, gathered from the choice dimension.
+    const at::Tensor pick = logits.argmax(2, /*keepdim=*/true)
+                                .unsqueeze(3)
+                                .expand({-1, -1, 1, choices.size(3), -1, -1});
+    return choices.gather(2, pick).squeeze(2);
+  }
   const at::Tensor weights = at::softmax(logits.to(at::kFloat), 2).unsqueeze(3);
-  return (weights * move_choices(previous, move_pixels)).sum(2);
+  return (weights * choices).sum(2);
 }
 
 at::Tensor block_reference(const at::Tensor& before, int frames_per_block) {

@@ -51,9 +51,20 @@ at::Tensor velocity_from_output(const PredictionConfig& prediction, const at::Te
                                 const at::Tensor& x_t, const at::Tensor& t,
                                 const at::Tensor& reference);
 
-// The reference that `logits` ([B, F, 5, H, W]) choose from `previous` ([B, F, C, H, W]), float32
-// (Note [Moved reference]).
-at::Tensor moved_reference(const at::Tensor& previous, const at::Tensor& logits, int move_pixels);
+// Note [Sharpest move]
+// The softmax mix is what training needs (a gradient for every choice), but where the choice is
+// unsure it blends moved copies of the frame, a blur that the next frame copies and blurs again.
+// With `prediction.move_choice: "sharpest"` each pixel takes its likeliest choice alone (the
+// argmax, ties to the first: "as it is"), so a frame is always made of the previous frame's own
+// pixels plus the correction. On the moves model after 1 150 steps this lifted responsiveness
+// from 32.4% to 45.9% of moving steps and idle fidelity from 16.6 to 16.8 dB (CPU, 2 seeds).
+// Training's gradient pass always mixes; the own rollout plays the config's choice, as play does.
+
+// The reference that `logits` ([B, F, 5, H, W]) choose from `previous` ([B, F, C, H, W]), float32:
+// the softmax mix, or with `sharpest` each pixel's argmax choice (Notes [Moved reference],
+// [Sharpest move]).
+at::Tensor moved_reference(const at::Tensor& previous, const at::Tensor& logits, int move_pixels,
+                           bool sharpest = false);
 
 // The previous frame as it is and moved `move_pixels` each way ([B, F, 5, C, H, W]), in the order
 // of the logits, the border's pixels repeated.

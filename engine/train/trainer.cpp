@@ -106,7 +106,10 @@ at::Tensor noisy_velocity(model::CausalDiTImpl& model, const TeacherForcingBatch
     *chosen = model::moved_reference(reference, output.slice(2, config.channels),
                                      config.prediction.move_pixels);
   }
-  return model::velocity_from_output(config.prediction, output.to(at::kFloat),
+  // The gradient pass mixes the choices whatever play does (Note [Sharpest move]).
+  model::PredictionConfig prediction = config.prediction;
+  prediction.sharpest_move = false;
+  return model::velocity_from_output(prediction, output.to(at::kFloat),
                                      batch.input.frames.slice(1, batch.noisy_first),
                                      batch.input.t.slice(1, batch.noisy_first), reference);
 }

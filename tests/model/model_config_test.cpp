@@ -169,6 +169,18 @@ TEST(ModelConfig, MovedReferenceParsesRoundTripsAndWidensTheHead) {
     EXPECT_EQ(spec.shape[0], int64_t{moved.channels + 5} * moved.patch_h * moved.patch_w);
   }
   EXPECT_TRUE(found);
+  EXPECT_FALSE(moved.prediction.sharpest_move);
+  json["prediction"]["move_choice"] = "sharpest";
+  const ModelConfig sharp = parse_model_config(json, "cfg.json");
+  EXPECT_TRUE(sharp.prediction.sharpest_move);
+  EXPECT_TRUE(parse_model_config(model_config_to_json(sharp), "again").prediction.sharpest_move);
+  json["prediction"]["move_choice"] = "best";
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'prediction.move_choice': must be \"mix\" or"));
+  json["prediction"]["move_choice"] = "mix";
+  json["prediction"].erase("move_pixels");
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'prediction.move_choice': needs move_pixels"));
   json["prediction"]["move_pixels"] = 0;
   EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
               HasSubstr("cfg.json: field 'prediction.move_pixels': must be in"));

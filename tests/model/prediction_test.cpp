@@ -144,6 +144,28 @@ TEST(MovedReference, MixesTheChoicesBySoftmaxPerPixel) {
       }
 }
 
+// Note [Sharpest move]: each pixel takes its argmax choice alone, whatever the other logits.
+TEST(MovedReference, TheSharpestChoiceTakesEachPixelsLikeliestMove) {
+  at::manual_seed(18);
+  const int h = 5, w = 6, m = 2;
+  const at::Tensor previous = at::randn({2, 1, 3, h, w});
+  const at::Tensor logits = at::randn({2, 1, 5, h, w});
+  const at::Tensor sharp = moved_reference(previous, logits, m, /*sharpest=*/true);
+  ASSERT_EQ(sharp.sizes(), previous.sizes());
+  auto prev = previous.accessor<float, 5>();
+  auto l = logits.accessor<float, 5>();
+  auto got = sharp.accessor<float, 5>();
+  for (int b = 0; b < 2; ++b)
+    for (int row = 0; row < h; ++row)
+      for (int col = 0; col < w; ++col) {
+        int best = 0;
+        for (int j = 1; j < 5; ++j)
+          if (l[b][0][j][row][col] > l[b][0][best][row][col]) best = j;
+        for (int ch = 0; ch < 3; ++ch)
+          ASSERT_EQ(got[b][0][ch][row][col], chosen_pixel(prev, b, 0, ch, row, col, best, m, h, w));
+      }
+}
+
 // With a moved reference the output carries the correction, then the logits; at full noise a
 // zero correction and a sure choice give that choice: a frame moved one step as the clean frame.
 TEST(MovedReference, ASureChoiceAtFullNoiseIsThePreviousFrameMoved) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <torch/autograd.h>
 
+#include <utility>
+
 #include "engine/model/dit.h"
 #include "engine/model/weights.h"
 #include "engine/rollout/sampler.h"
@@ -49,9 +51,10 @@ TEST(OwnRollout, AModelThatPredictsNoChangePlaysItsSinkBack) {
   }
 }
 
-void expect_rollout_equals_sampler(int move_pixels) {
+void expect_rollout_equals_sampler(int move_pixels, bool sharpest) {
   model::ModelConfig config = skip_config();
   config.prediction.move_pixels = move_pixels;
+  config.prediction.sharpest_move = sharpest;
   const TeacherForcingBatch batch = clip_batch(4, 32);
   const int64_t row = 1;
   config.sampler.context_noise = batch.context_level[row][0].item<double>();  // one level a clip
@@ -82,11 +85,12 @@ void expect_rollout_equals_sampler(int move_pixels) {
   }
 }
 
-// With the plain skip and with a moved reference (Note [Moved reference]).
+// With the plain skip and with a moved reference, mixed or sharpest (Notes [Moved reference],
+// [Sharpest move]): the rollout plays the config's choice, as the sampler does.
 TEST(OwnRollout, EqualsTheSamplerPlayingTheClip) {
-  for (const int move_pixels : {0, 4}) {
-    SCOPED_TRACE("move_pixels " + std::to_string(move_pixels));
-    expect_rollout_equals_sampler(move_pixels);
+  for (const auto& [move_pixels, sharpest] : {std::pair{0, false}, {4, false}, {4, true}}) {
+    SCOPED_TRACE("move_pixels " + std::to_string(move_pixels) + (sharpest ? " sharpest" : ""));
+    expect_rollout_equals_sampler(move_pixels, sharpest);
   }
 }
 

@@ -48,6 +48,22 @@ TEST(TrainConfig, SkipExperimentConfigParses) {
                    .prediction.previous_frame_skip);
 }
 
+// The moves experiment's two stages (Notes [Moved reference], [Reference loss], [Own rollout]):
+// the same model, its choice trained on the chosen frame's error, then on its own played history.
+TEST(TrainConfig, MovesExperimentConfigsParse) {
+  const std::string dir = std::string(WORLDCAST_SOURCE_DIR) + "/assets/train/";
+  const TrainConfig moves = load_train_config(dir + "game-small-moves.json");
+  const TrainConfig rollout = load_train_config(dir + "game-small-moves-rollout.json");
+  EXPECT_EQ(moves.loss.reference_weight, 1.0);
+  EXPECT_FALSE(moves.noise.own_context_rollout);
+  EXPECT_TRUE(rollout.noise.own_context_rollout);
+  const model::ModelConfig model = model::load_model_config(moves.model_config);
+  EXPECT_EQ(model.prediction.move_pixels, 8);
+  EXPECT_TRUE(model.prediction.sharpest_move);
+  EXPECT_EQ(model::model_config_to_json(model),
+            model::model_config_to_json(model::load_model_config(rollout.model_config)));
+}
+
 TEST(TrainConfig, BadFieldsAreNamed) {
   nlohmann::json j = bundled_json();
   j["batch"] = 0;

@@ -1,8 +1,8 @@
 // `worldcast eval`: the metrics of DESIGN.md §13 for a trained world model on held-out seeds
 // (responsiveness, idle fidelity, memory, stability, policies vs dense, speed), printed as a
 // table and written as JSON. The work is in engine/eval (run_eval); this file parses and prints.
-#include <CLI/CLI.hpp>
 #include <torch/cuda.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <filesystem>
@@ -45,7 +45,7 @@ struct EvalCliOptions {
 };
 
 // Where `worldcast eval` finds the bundled model when no weights are named (as `play` does).
-constexpr const char* kBundledModel = "assets/models/game-small";
+constexpr const char* kBundledModel = "assets/models/game-small-moves";
 constexpr const char* kDefaultConfig = "assets/configs/game-small.json";
 
 // The model config: --config; else the config.json next to the weights (in the folder, or beside
@@ -57,7 +57,8 @@ model::ModelConfig resolve_config(const EvalCliOptions& options, bool game) {
   }
   if (options.random_weights || game) return model::load_model_config(kDefaultConfig);
   const fs::path weights(options.weights);
-  const fs::path beside = (fs::is_directory(weights) ? weights : weights.parent_path()) / "config.json";
+  const fs::path beside =
+      (fs::is_directory(weights) ? weights : weights.parent_path()) / "config.json";
   if (fs::exists(beside)) return model::load_model_config(beside.string());
   const Checkpoint checkpoint = Checkpoint::open(options.weights);
   const auto found = checkpoint.metadata().find("config");
@@ -172,7 +173,7 @@ const bool kRegistered = register_command("eval", [](CLI::App& app) {
       "stability, policies vs dense, speed (table + JSON)");
   cmd->add_option("--weights", options->weights,
                   "Checkpoint folder (safetensors shards + config.json) or file (default: the "
-                  "bundled assets/models/game-small)");
+                  "bundled assets/models/game-small-moves)");
   cmd->add_flag(
       "--random-weights", options->random_weights,
       "Random weights instead (tool checks; default config assets/configs/game-small.json)");
