@@ -61,6 +61,13 @@ at::Tensor moved_reference(const at::Tensor& previous, const at::Tensor& logits,
   return (weights * choices).sum(2);
 }
 
+at::Tensor straight_through_reference(const at::Tensor& previous, const at::Tensor& logits,
+                                      int move_pixels) {
+  const at::Tensor mix = moved_reference(previous, logits, move_pixels);
+  const at::Tensor sharp = moved_reference(previous, logits, move_pixels, /*sharpest=*/true);
+  return sharp + (mix - mix.detach());
+}
+
 at::Tensor block_reference(const at::Tensor& before, int frames_per_block) {
   const int64_t last = before.size(1) - 1;
   return before.slice(1, last).expand({-1, frames_per_block, -1, -1, -1}).contiguous();

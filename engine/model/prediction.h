@@ -66,6 +66,15 @@ at::Tensor velocity_from_output(const PredictionConfig& prediction, const at::Te
 at::Tensor moved_reference(const at::Tensor& previous, const at::Tensor& logits, int move_pixels,
                            bool sharpest = false);
 
+// Note [Straight-through moves]
+// Training mixes the choices (every choice needs a gradient) while play takes the sharpest, so the
+// correction learns to fix a blurred mix that play never shows it. With the straight-through
+// estimator (Bengio et al. 2013) the forward pass uses the sharpest choice, as play does, and the
+// backward pass takes the mix's gradient: r = sharp + (mix − stop_gradient(mix)). Opt-in for
+// training (`loss.straight_through_moves`); not yet trained with.
+at::Tensor straight_through_reference(const at::Tensor& previous, const at::Tensor& logits,
+                                      int move_pixels);
+
 // The previous frame as it is and moved `move_pixels` each way ([B, F, 5, C, H, W]), in the order
 // of the logits, the border's pixels repeated.
 at::Tensor move_choices(const at::Tensor& previous, int move_pixels);

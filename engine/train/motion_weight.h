@@ -20,6 +20,9 @@ struct LossSpec {
   // reference itself against the clean frame, so the choice learns to pick, per pixel, the move
   // that explains the frame, and the correction is left what no move explains. 0 = off.
   double reference_weight = 0.0;
+  // Note [Straight-through moves] (prediction.h): the velocity loss sees the sharpest choice, as
+  // play does, with the mix's gradient. Needs a moved reference.
+  bool straight_through_moves = false;
 };
 
 // [B, F − fpb, 1, H, W] float32 weights for the noisy frames (fpb..F−1) of a clip batch's true

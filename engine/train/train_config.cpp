@@ -88,6 +88,8 @@ TrainConfig parse_train_config(const nlohmann::json& json, const std::string& fi
     c.loss.motion_threshold = l.number("motion_threshold", 0.0, 2.0);
     if (l.has("reference_weight"))
       c.loss.reference_weight = l.number("reference_weight", 0.0, 1000.0);
+    if (l.has("straight_through_moves"))
+      c.loss.straight_through_moves = l.boolean("straight_through_moves");
     l.reject_unknown();
   }
   {

@@ -93,9 +93,11 @@ void print_bar(const StepReport& r, int64_t target_steps, double minutes_left) {
 // The network's output for the noisy frames of `batch` as a velocity (Note [Previous-frame
 // skip]), float32, with the frame before each block in the batch's history as the reference.
 // With a moved reference and `chosen` given, *chosen receives the frames the network chose
-// (Note [Moved reference]) for the reference loss.
+// (Note [Moved reference]) for the reference loss. `straight_through`: Note [Straight-through
+// moves].
 at::Tensor noisy_velocity(model::CausalDiTImpl& model, const TeacherForcingBatch& batch,
-                          const at::Tensor& mask, at::Tensor* chosen = nullptr) {
+                          const at::Tensor& mask, bool straight_through,
+                          at::Tensor* chosen = nullptr) {
   const model::ModelConfig& config = model.config();
   const at::Tensor output = model.forward_masked(batch.input, mask).slice(1, batch.noisy_first);
   const at::Tensor reference =
@@ -106,19 +108,27 @@ at::Tensor noisy_velocity(model::CausalDiTImpl& model, const TeacherForcingBatch
     *chosen = model::moved_reference(reference, output.slice(2, config.channels),
                                      config.prediction.move_pixels);
   }
-  // The gradient pass mixes the choices whatever play does (Note [Sharpest move]).
+  const at::Tensor x_t = batch.input.frames.slice(1, batch.noisy_first);
+  const at::Tensor t = batch.input.t.slice(1, batch.noisy_first);
   model::PredictionConfig prediction = config.prediction;
+  if (straight_through && prediction.move_pixels > 0) {
+    // The plain skip around the chosen frame: the same arithmetic (Note [Moved reference]).
+    const at::Tensor moved = model::straight_through_reference(
+        reference, output.slice(2, config.channels), prediction.move_pixels);
+    prediction.move_pixels = 0;
+    return model::velocity_from_output(
+        prediction, output.slice(2, 0, config.channels).to(at::kFloat), x_t, t, moved);
+  }
+  // Otherwise the gradient pass mixes the choices whatever play does (Note [Sharpest move]).
   prediction.sharpest_move = false;
-  return model::velocity_from_output(prediction, output.to(at::kFloat),
-                                     batch.input.frames.slice(1, batch.noisy_first),
-                                     batch.input.t.slice(1, batch.noisy_first), reference);
+  return model::velocity_from_output(prediction, output.to(at::kFloat), x_t, t, reference);
 }
 
 // The model's own history for the clips batch.own_context chose ([B, F − fpb, ...]; other rows
 // are unused): played by the model (Note [Own rollout]) or predicted in one gradient-free pass,
 // x̂0 = x_t − t·v (Note [Own context]).
 at::Tensor own_history(model::CausalDiTImpl& model, const TeacherForcingBatch& batch,
-                       const at::Tensor& mask, bool rollout) {
+                       const at::Tensor& mask, bool rollout, bool straight_through) {
   at::NoGradGuard no_grad;
   const at::Tensor x_t = batch.input.frames.slice(1, batch.noisy_first);
   if (rollout) {
@@ -127,7 +137,8 @@ at::Tensor own_history(model::CausalDiTImpl& model, const TeacherForcingBatch& b
     return at::zeros_like(x_t).index_copy_(0, rows, own_rollout(model, batch, rows, noise));
   }
   const at::Tensor t = batch.input.t.slice(1, batch.noisy_first);
-  return x_t - t.view({t.size(0), t.size(1), 1, 1, 1}) * noisy_velocity(model, batch, mask);
+  return x_t - t.view({t.size(0), t.size(1), 1, 1, 1}) *
+                   noisy_velocity(model, batch, mask, straight_through);
 }
 
 // Start the "as it is" choice of a moved reference this far ahead of the four moves: the
@@ -201,6 +212,11 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
     throw Error(
         config.file,
         "field 'clips.frames': must be a multiple of frames_per_block, at least two blocks");
+  }
+  if (config.loss.straight_through_moves && model_config.prediction.move_pixels == 0) {
+    throw Error(config.file,
+                "field 'loss.straight_through_moves': needs a model with a moved "
+                "reference (prediction.move_pixels)");
   }
   if (config.loss.reference_weight > 0.0 && model_config.prediction.move_pixels == 0) {
     throw Error(config.file,
@@ -284,11 +300,14 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
         clips, config.noise, tokens_per_frame, model_config.frames_per_block,
         step_seed(config.seed, step), options.device);
     if (batch.own_context.any().item<bool>()) {
-      use_own_context(batch, own_history(*model, batch, mask, config.noise.own_context_rollout),
+      use_own_context(batch,
+                      own_history(*model, batch, mask, config.noise.own_context_rollout,
+                                  config.loss.straight_through_moves),
                       batch.own_context, model_config.frames_per_block);
     }
     at::Tensor chosen;
-    const at::Tensor noisy = noisy_velocity(*model, batch, mask, &chosen);
+    const at::Tensor noisy =
+        noisy_velocity(*model, batch, mask, config.loss.straight_through_moves, &chosen);
     const at::Tensor weight = config.loss.motion_weight > 0.0
                                   ? motion_weights(batch.clean, clips.positions,
                                                    model_config.frames_per_block, config.loss)

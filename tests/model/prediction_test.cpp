@@ -166,6 +166,24 @@ TEST(MovedReference, TheSharpestChoiceTakesEachPixelsLikeliestMove) {
       }
 }
 
+// Note [Straight-through moves]: the sharpest frame forward, the mix's gradient backward.
+TEST(MovedReference, StraightThroughIsTheSharpestForwardAndTheMixBackward) {
+  at::manual_seed(19);
+  const at::Tensor previous = at::randn({1, 2, 3, 6, 6});
+  const at::Tensor weights = at::randn({1, 2, 3, 6, 6});  // a loss that weighs every pixel
+  const at::Tensor logits = at::randn({1, 2, 5, 6, 6});
+  at::Tensor through = logits.clone().requires_grad_(true);
+  at::Tensor mixed = logits.clone().requires_grad_(true);
+  const at::Tensor forward = straight_through_reference(previous, through, 2);
+  EXPECT_TRUE(
+      at::allclose(forward, moved_reference(previous, logits, 2, /*sharpest=*/true), 1e-6, 1e-6));
+  (forward * weights).sum().backward();
+  (moved_reference(previous, mixed, 2) * weights).sum().backward();
+  ASSERT_TRUE(through.grad().defined());
+  EXPECT_GT(through.grad().abs().max().item<double>(), 0.0);
+  EXPECT_TRUE(at::allclose(through.grad(), mixed.grad(), 1e-5, 1e-6));
+}
+
 // With a moved reference the output carries the correction, then the logits; at full noise a
 // zero correction and a sure choice give that choice: a frame moved one step as the clean frame.
 TEST(MovedReference, ASureChoiceAtFullNoiseIsThePreviousFrameMoved) {

@@ -100,6 +100,13 @@ TEST(TrainConfig, LossSectionIsOptionalAndChecked) {
   j["loss"]["reference_weight"] = -2.0;
   EXPECT_THAT(error_of(j), HasSubstr("field 'loss.reference_weight': must be in [0"));
   j["loss"].erase("reference_weight");
+  EXPECT_FALSE(c.loss.straight_through_moves);
+  j["loss"]["straight_through_moves"] = true;
+  EXPECT_TRUE(parse_train_config(j, "run.json").loss.straight_through_moves);
+  j["loss"]["straight_through_moves"] = 1;
+  EXPECT_THAT(error_of(j),
+              HasSubstr("field 'loss.straight_through_moves': expected true or false"));
+  j["loss"].erase("straight_through_moves");
   j["loss"]["motion_weight"] = -1.0;
   EXPECT_THAT(error_of(j), HasSubstr("field 'loss.motion_weight': must be in [0"));
   j["loss"] = {{"motion_weight", 1.0}, {"motion_threshold", 0.1}, {"motoin", 1}};

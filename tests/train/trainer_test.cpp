@@ -73,6 +73,26 @@ class TrainerTest : public ::testing::Test {
     });
   }
 
+  // The tiny model with a moved reference of 4 pixels (Note [Moved reference]), written next to
+  // the plain one and made the training config's model; returns its JSON.
+  nlohmann::json use_moved_model() {
+    nlohmann::json model = nlohmann::json::parse(std::ifstream(dir_ / "model.json"));
+    model["prediction"] = {{"reference", "previous_frame"}, {"spread", 0.5}, {"move_pixels", 4}};
+    std::ofstream(dir_ / "moved.json") << model.dump(2);
+    config_.model_config = (dir_ / "moved.json").string();
+    return model;
+  }
+
+  // The plain model refuses the config: `field` needs a moved reference.
+  void expect_needs_moves(const std::string& field) {
+    try {
+      run("plain", 1);
+      ADD_FAILURE() << field << " needs a moved reference, and the plain model has none";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), testing::HasSubstr("run.json: field '" + field + "'"));
+    }
+  }
+
   // A run stopped after `first` steps and resumed to `total` ends in exactly the state of one
   // uninterrupted run (runs "<tag>_straight" and "<tag>_resumed").
   void expect_resume_equals_straight(const std::string& tag, int64_t first, int64_t total) {
@@ -229,10 +249,7 @@ TEST_F(TrainerTest, InitWithANewHeadZeroesOnlyTheOutputProjection) {
 // moved model then trains. A model that differs elsewhere is refused, naming the tensor.
 TEST_F(TrainerTest, ANewHeadMayAddTheMovesAndNothingElse) {
   run("first", 20);
-  nlohmann::json model = nlohmann::json::parse(std::ifstream(dir_ / "model.json"));
-  model["prediction"] = {{"reference", "previous_frame"}, {"spread", 0.5}, {"move_pixels", 4}};
-  std::ofstream(dir_ / "moved.json") << model.dump(2);
-  config_.model_config = (dir_ / "moved.json").string();
+  nlohmann::json model = use_moved_model();
   TrainOptions options;
   options.out_dir = (dir_ / "moved").string();
   options.max_steps = 1;
@@ -279,16 +296,8 @@ TEST_F(TrainerTest, ANewHeadMayAddTheMovesAndNothingElse) {
 // reference refuses it by name.
 TEST_F(TrainerTest, ReferenceLossAddsTheChosenFramesErrorAndNeedsAMovedReference) {
   config_.loss.reference_weight = 1.0;
-  try {
-    run("plain", 1);
-    FAIL() << "a model without a moved reference has no reference to score";
-  } catch (const Error& e) {
-    EXPECT_THAT(e.what(), testing::HasSubstr("run.json: field 'loss.reference_weight'"));
-  }
-  nlohmann::json model = nlohmann::json::parse(std::ifstream(dir_ / "model.json"));
-  model["prediction"] = {{"reference", "previous_frame"}, {"spread", 0.5}, {"move_pixels", 4}};
-  std::ofstream(dir_ / "moved.json") << model.dump(2);
-  config_.model_config = (dir_ / "moved.json").string();
+  expect_needs_moves("loss.reference_weight");
+  use_moved_model();
   std::vector<double> with, without;
   run("with", 40, &with);
   config_.loss.reference_weight = 0.0;
@@ -297,6 +306,25 @@ TEST_F(TrainerTest, ReferenceLossAddsTheChosenFramesErrorAndNeedsAMovedReference
   ASSERT_FALSE(without.empty());
   EXPECT_GT(with.front(), without.front());
   EXPECT_LT(with.back(), 0.8 * with.front()) << "first " << with.front() << " last " << with.back();
+}
+
+// Note [Straight-through moves]: training with the sharpest choice forward gives another loss
+// than the mix from the first step, still learns, with own context too; a model without moves
+// refuses it by name.
+TEST_F(TrainerTest, StraightThroughMovesTrainAndNeedAMovedReference) {
+  config_.loss.straight_through_moves = true;
+  expect_needs_moves("loss.straight_through_moves");
+  use_moved_model();
+  config_.noise.own_context_share = 0.5;
+  std::vector<double> sharp, mixed;
+  run("sharp", 40, &sharp);
+  config_.loss.straight_through_moves = false;
+  run("mixed", 5, &mixed);
+  ASSERT_GE(sharp.size(), 7u);
+  ASSERT_FALSE(mixed.empty());
+  EXPECT_NE(sharp.front(), mixed.front());
+  EXPECT_LT(sharp.back(), 0.8 * sharp.front())
+      << "first " << sharp.front() << " last " << sharp.back();
 }
 
 TEST_F(TrainerTest, DamagedStateIsRefusedByName) {
