@@ -47,25 +47,34 @@ at::Tensor move_choices(const at::Tensor& previous, int move_pixels) {
   return at::stack(choices, 1).view({b, f, PredictionConfig::kMoves, ch, h, w});
 }
 
+namespace {
+
+// Each pixel's argmax choice among `choices` ([B, F, 5, C, H, W]) by `logits` ([B, F, 5, H, W]).
+at::Tensor sharpest_of(const at::Tensor& choices, const at::Tensor& logits) {
+  // [B, F, 1, C, H, W] indices of each pixel's choice, gathered from the choice dimension.
+  const at::Tensor pick =
+      logits.argmax(2, /*keepdim=*/true).unsqueeze(3).expand({-1, -1, 1, choices.size(3), -1, -1});
+  return choices.gather(2, pick).squeeze(2);
+}
+
+// The softmax mix of `choices` by `logits`, float32.
+at::Tensor mix_of(const at::Tensor& choices, const at::Tensor& logits) {
+  return (at::softmax(logits.to(at::kFloat), 2).unsqueeze(3) * choices).sum(2);
+}
+
+}  // namespace
+
 at::Tensor moved_reference(const at::Tensor& previous, const at::Tensor& logits, int move_pixels,
                            bool sharpest) {
   const at::Tensor choices = move_choices(previous, move_pixels);
-  if (sharpest) {
-    // [B, F, 1, C, H, W] indices of each pixel's choice, gathered from the choice dimension.
-    const at::Tensor pick = logits.argmax(2, /*keepdim=*/true)
-                                .unsqueeze(3)
-                                .expand({-1, -1, 1, choices.size(3), -1, -1});
-    return choices.gather(2, pick).squeeze(2);
-  }
-  const at::Tensor weights = at::softmax(logits.to(at::kFloat), 2).unsqueeze(3);
-  return (weights * choices).sum(2);
+  return sharpest ? sharpest_of(choices, logits) : mix_of(choices, logits);
 }
 
 at::Tensor straight_through_reference(const at::Tensor& previous, const at::Tensor& logits,
                                       int move_pixels) {
-  const at::Tensor mix = moved_reference(previous, logits, move_pixels);
-  const at::Tensor sharp = moved_reference(previous, logits, move_pixels, /*sharpest=*/true);
-  return sharp + (mix - mix.detach());
+  const at::Tensor choices = move_choices(previous, move_pixels);
+  const at::Tensor mix = mix_of(choices, logits);
+  return sharpest_of(choices, logits) + (mix - mix.detach());
 }
 
 at::Tensor block_reference(const at::Tensor& before, int frames_per_block) {

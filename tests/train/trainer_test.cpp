@@ -93,6 +93,13 @@ class TrainerTest : public ::testing::Test {
     }
   }
 
+  // At least `min_logs` logged losses, the last below 80% of the first: the run learned.
+  static void expect_learns(const std::vector<double>& losses, size_t min_logs) {
+    ASSERT_GE(losses.size(), min_logs);
+    EXPECT_LT(losses.back(), 0.8 * losses.front())
+        << "first " << losses.front() << " last " << losses.back();
+  }
+
   // A run stopped after `first` steps and resumed to `total` ends in exactly the state of one
   // uninterrupted run (runs "<tag>_straight" and "<tag>_resumed").
   void expect_resume_equals_straight(const std::string& tag, int64_t first, int64_t total) {
@@ -115,9 +122,7 @@ TEST_F(TrainerTest, LossFallsAsItLearnsTheGame) {
   std::vector<double> losses;
   const TrainReport r = run("learn", 80, &losses);
   EXPECT_EQ(r.steps, 80);
-  ASSERT_GE(losses.size(), 10u);
-  EXPECT_LT(losses.back(), 0.8 * losses.front())
-      << "first " << losses.front() << " last " << losses.back();
+  ASSERT_NO_FATAL_FAILURE(expect_learns(losses, 10u));
 }
 
 // The motion-weighted loss (Note [Motion-weighted loss]) trains too: it changes the loss the
@@ -128,10 +133,8 @@ TEST_F(TrainerTest, MotionWeightedLossChangesTheLossAndStillLearns) {
   config_.loss.motion_weight = 4.0;
   run("weighted", 40, &weighted);
   ASSERT_FALSE(plain.empty());
-  ASSERT_GE(weighted.size(), 8u);
+  ASSERT_NO_FATAL_FAILURE(expect_learns(weighted, 8u));
   EXPECT_NE(weighted.front(), plain.front());
-  EXPECT_LT(weighted.back(), 0.8 * weighted.front())
-      << "first " << weighted.front() << " last " << weighted.back();
 }
 
 TEST_F(TrainerTest, ResumedRunEqualsUninterruptedRun) {
@@ -192,9 +195,8 @@ TEST_F(TrainerTest, OwnContextTrainsAndResumesExactly) {
   config_.noise.own_context_share = 1.0;
   run("own", 60, &own);
   ASSERT_FALSE(plain.empty());
-  ASSERT_GE(own.size(), 10u);
+  ASSERT_NO_FATAL_FAILURE(expect_learns(own, 10u));
   EXPECT_NE(own.front(), plain.front());
-  EXPECT_LT(own.back(), 0.8 * own.front()) << "first " << own.front() << " last " << own.back();
   config_.noise.own_context_share = 0.5;
   expect_resume_equals_straight("own", 3, 6);
 }
@@ -208,10 +210,8 @@ TEST_F(TrainerTest, OwnRolloutTrainsAndResumesExactly) {
   config_.noise.own_context_rollout = true;
   run("rollout", 40, &rollout);
   ASSERT_FALSE(teacher_forced.empty());
-  ASSERT_GE(rollout.size(), 8u);
+  ASSERT_NO_FATAL_FAILURE(expect_learns(rollout, 8u));
   EXPECT_NE(rollout.front(), teacher_forced.front());
-  EXPECT_LT(rollout.back(), 0.8 * rollout.front())
-      << "first " << rollout.front() << " last " << rollout.back();
   config_.noise.own_context_share = 0.5;
   expect_resume_equals_straight("rollout", 2, 4);
 }
@@ -273,9 +273,7 @@ TEST_F(TrainerTest, ANewHeadMayAddTheMovesAndNothingElse) {
 
   std::vector<double> losses;
   run("moved", 40, &losses);
-  ASSERT_GE(losses.size(), 7u);
-  EXPECT_LT(losses.back(), 0.8 * losses.front())
-      << "first " << losses.front() << " last " << losses.back();
+  ASSERT_NO_FATAL_FAILURE(expect_learns(losses, 7u));
 
   model["hidden"] = 64;
   model["head_dim"] = 32;
@@ -302,10 +300,9 @@ TEST_F(TrainerTest, ReferenceLossAddsTheChosenFramesErrorAndNeedsAMovedReference
   run("with", 40, &with);
   config_.loss.reference_weight = 0.0;
   run("without", 5, &without);
-  ASSERT_GE(with.size(), 7u);
+  ASSERT_NO_FATAL_FAILURE(expect_learns(with, 7u));
   ASSERT_FALSE(without.empty());
   EXPECT_GT(with.front(), without.front());
-  EXPECT_LT(with.back(), 0.8 * with.front()) << "first " << with.front() << " last " << with.back();
 }
 
 // Note [Straight-through moves]: training with the sharpest choice forward gives another loss
@@ -320,11 +317,9 @@ TEST_F(TrainerTest, StraightThroughMovesTrainAndNeedAMovedReference) {
   run("sharp", 40, &sharp);
   config_.loss.straight_through_moves = false;
   run("mixed", 5, &mixed);
-  ASSERT_GE(sharp.size(), 7u);
+  ASSERT_NO_FATAL_FAILURE(expect_learns(sharp, 7u));
   ASSERT_FALSE(mixed.empty());
   EXPECT_NE(sharp.front(), mixed.front());
-  EXPECT_LT(sharp.back(), 0.8 * sharp.front())
-      << "first " << sharp.front() << " last " << sharp.back();
 }
 
 TEST_F(TrainerTest, DamagedStateIsRefusedByName) {

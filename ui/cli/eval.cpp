@@ -20,6 +20,7 @@
 #include "engine/eval/run_eval.h"
 #include "engine/model/model_config.h"
 #include "ui/cli/command.h"
+#include "ui/model_source.h"
 
 namespace wc::cli {
 namespace {
@@ -44,10 +45,6 @@ struct EvalCliOptions {
   eval::EvalOptions eval;  // counts and policies are bound straight to it
 };
 
-// Where `worldcast eval` finds the bundled model when no weights are named (as `play` does).
-constexpr const char* kBundledModel = "assets/models/game-small-moves";
-constexpr const char* kDefaultConfig = "assets/configs/game-small.json";
-
 // The model config: --config; else the config.json next to the weights (in the folder, or beside
 // a file); else the config the checkpoint carries in its metadata (save_weights writes it).
 model::ModelConfig resolve_config(const EvalCliOptions& options, bool game) {
@@ -55,7 +52,7 @@ model::ModelConfig resolve_config(const EvalCliOptions& options, bool game) {
     if (!fs::exists(options.config)) throw Error(options.config, "model config not found");
     return model::load_model_config(options.config);
   }
-  if (options.random_weights || game) return model::load_model_config(kDefaultConfig);
+  if (options.random_weights || game) return model::load_model_config(ui::kDefaultModelConfig);
   const fs::path weights(options.weights);
   const fs::path beside =
       (fs::is_directory(weights) ? weights : weights.parent_path()) / "config.json";
@@ -94,11 +91,11 @@ void run_eval_command(EvalCliOptions& options) {
     throw Error("eval", "give --weights DIR or --random-weights, not both");
   }
   if (!game && !options.random_weights && options.weights.empty()) {
-    if (!fs::exists(kBundledModel)) {
+    if (!fs::exists(ui::kBundledModelDir)) {
       throw Error("eval", std::string("no --weights given and no bundled model at ") +
-                              kBundledModel + " (or pass --random-weights)");
+                              ui::kBundledModelDir + " (or pass --random-weights)");
     }
-    options.weights = kBundledModel;
+    options.weights = ui::kBundledModelDir;
   }
   if (!game && !options.random_weights && !fs::exists(options.weights)) {
     throw Error(options.weights, "weights not found (expected a checkpoint folder or file)");
