@@ -3,6 +3,7 @@
 #include "engine/eval/responsiveness.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "engine/eval/eval_session.h"
 #include "engine/eval/phase_correlation.h"
@@ -15,12 +16,16 @@ constexpr uint64_t kActionSalt = 0x726573706F6E64ull;  // "respond"
 
 struct Counts {
   int64_t scored = 0, correct = 0, exact = 0, truth_correct = 0;
+  // Where the scored steps went wrong (Note [Responsiveness breakdown]).
+  int64_t scored_still = 0, hold_first = 0, hold_first_correct = 0, early = 0, early_correct = 0;
   int64_t blocked = 0, blocked_still = 0, idle = 0, idle_still = 0;
   double peak_sum = 0.0;
   int64_t pairs = 0;
 
   void add(const Counts& o) {
     scored += o.scored, correct += o.correct, exact += o.exact, truth_correct += o.truth_correct;
+    scored_still += o.scored_still, hold_first += o.hold_first;
+    hold_first_correct += o.hold_first_correct, early += o.early, early_correct += o.early_correct;
     blocked += o.blocked, blocked_still += o.blocked_still, idle += o.idle;
     idle_still += o.idle_still, peak_sum += o.peak_sum, pairs += o.pairs;
   }
@@ -46,8 +51,11 @@ nlohmann::json eval_responsiveness(const EvalOptions& options) {
     ReferenceRun truth(width, height, seed, options.seed_frames);
     at::Tensor previous = current_frame(*session), previous_true = truth.frame();
     Counts counts;
-    for (game::Action action :
-         eval_actions(options, seed ^ kActionSalt, options.responsiveness_frames)) {
+    const std::vector<game::Action> actions =
+        eval_actions(options, seed ^ kActionSalt, options.responsiveness_frames);
+    const size_t early_steps = actions.size() / 4;
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const game::Action action = actions[i];
       session->step(action);
       const bool moved = truth.step(action);
       at::Tensor frame = current_frame(*session), frame_true = truth.frame();
@@ -59,8 +67,15 @@ nlohmann::json eval_responsiveness(const EvalOptions& options) {
         ++counts.idle;
         counts.idle_still += still;
       } else if (moved) {
+        const bool correct = camera_direction(shift) == action;
+        const bool first_of_hold = i == 0 || actions[i - 1] != action;
         ++counts.scored;
-        counts.correct += camera_direction(shift) == action;
+        counts.correct += correct;
+        counts.scored_still += still;
+        counts.hold_first += first_of_hold;
+        counts.hold_first_correct += first_of_hold && correct;
+        counts.early += i < early_steps;
+        counts.early_correct += i < early_steps && correct;
         const Shift expected = content_shift_of(action, game::kPlayerSpeed);
         counts.exact += shift.dx == expected.dx && shift.dy == expected.dy;
         counts.truth_correct +=
@@ -83,6 +98,14 @@ nlohmann::json eval_responsiveness(const EvalOptions& options) {
           {"scored_steps", total.scored},
           {"correct_steps", total.correct},
           {"exact_shift_share", share(total.exact, total.scored)},
+          {"still_share", share(total.scored_still, total.scored)},
+          {"hold_first_share", share(total.hold_first_correct, total.hold_first)},
+          {"hold_first_steps", total.hold_first},
+          {"hold_later_share",
+           share(total.correct - total.hold_first_correct, total.scored - total.hold_first)},
+          {"early_share", share(total.early_correct, total.early)},
+          {"early_steps", total.early},
+          {"late_share", share(total.correct - total.early_correct, total.scored - total.early)},
           {"estimator_share_on_truth", share(total.truth_correct, total.scored)},
           {"blocked_steps", total.blocked},
           {"blocked_still_share", share(total.blocked_still, total.blocked)},

@@ -18,6 +18,12 @@ namespace wc::eval {
 //
 // The estimator runs on the same frame pairs of the true game as a check
 // ("estimator_share_on_truth" should be 1): a low value means the metric itself is unreliable.
+// Note [Responsiveness breakdown]: a miss is either the model staying still or scrolling another
+// way ("still_share" of the scored steps is the first). The scored steps are also split by where
+// they fall: the first step of a held key against the steps that continue it ("hold_first_share",
+// "hold_later_share"), and the first quarter of the rollout against the rest ("early_share",
+// "late_share"), which tells a model that does not know the rule from one whose own history
+// (or a dreamed world drifted from the game's) leads it astray.
 nlohmann::json eval_responsiveness(const EvalOptions& options);
 
 }  // namespace wc::eval

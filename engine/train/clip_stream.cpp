@@ -23,11 +23,17 @@ ClipBatch make_clip_batch(const ClipSpec& spec, int batch_size, uint64_t seed, i
   batch.frames = at::empty({batch_size, f, 3, h, w}, at::kFloat);
   batch.actions = at::empty({batch_size, f}, at::kLong);
   batch.positions = at::empty({batch_size, f}, at::kLong);
+  const int64_t lead = spec.lead_frames;
+  if (lead > 0) {
+    batch.lead_actions = at::empty({batch_size, lead}, at::kLong);
+    batch.lead_positions = at::empty({batch_size, lead}, at::kLong);
+  }
   float* frames = batch.frames.data_ptr<float>();
   int64_t* actions = batch.actions.data_ptr<int64_t>();
   int64_t* positions = batch.positions.data_ptr<int64_t>();
   for (int b = 0; b < batch_size; ++b) {
-    const Clip clip = record_clip(spec, mix(mix(seed) ^ mix(static_cast<uint64_t>(index) * 4099u + b)));
+    const Clip clip =
+        record_clip(spec, mix(mix(seed) ^ mix(static_cast<uint64_t>(index) * 4099u + b)));
     // RGBA8 HWC -> float CHW in [−1, 1], the encoding of rollout::encode_rgba.
     for (int64_t i = 0; i < f; ++i) {
       const uint8_t* src = clip.rgba.data() + i * h * w * 4;
@@ -37,6 +43,12 @@ ClipBatch make_clip_batch(const ClipSpec& spec, int batch_size, uint64_t seed, i
       }
       actions[b * f + i] = clip.actions[static_cast<size_t>(i)];
       positions[b * f + i] = clip.positions[static_cast<size_t>(i)];
+    }
+    for (int64_t i = 0; i < lead; ++i) {
+      batch.lead_actions.data_ptr<int64_t>()[b * lead + i] =
+          clip.lead_actions[static_cast<size_t>(i)];
+      batch.lead_positions.data_ptr<int64_t>()[b * lead + i] =
+          clip.lead_positions[static_cast<size_t>(i)];
     }
   }
   return batch;

@@ -19,6 +19,7 @@ ClipSpec read_clips(ObjectReader& parent) {
   spec.contiguous_share = r.number("contiguous_share", 0.0, 1.0);
   spec.max_walk = r.integer("max_walk", 1, 100000);
   spec.max_position = r.integer("max_position", 1, 1 << 30);
+  if (r.has("lead_frames")) spec.lead_frames = r.integer("lead_frames", 0, 1024);
   if (r.has("agent")) {
     ObjectReader a(r.get("agent"), r.file(), r.field_path("agent"));
     spec.agent.mean_hold_frames = a.number("mean_hold_frames", 1.0, 1000.0);
@@ -82,6 +83,11 @@ TrainConfig parse_train_config(const nlohmann::json& json, const std::string& fi
   c.batch = r.integer("batch", 1, 4096);
   c.clips = read_clips(r);
   c.noise = read_noise(r);
+  if (c.clips.lead_frames > 0 && !(c.noise.own_context_rollout && c.noise.own_context_share > 0)) {
+    r.fail("clips.lead_frames",
+           "a lead is only played by the own rollout: set noise.own_context_source to "
+           "\"rollout\" and noise.own_context_share above 0, or drop the lead");
+  }
   if (r.has("loss")) {
     ObjectReader l(r.get("loss"), file, "loss");
     c.loss.motion_weight = l.number("motion_weight", 0.0, 1000.0);

@@ -134,7 +134,17 @@ at::Tensor own_history(model::CausalDiTImpl& model, const TeacherForcingBatch& b
   if (rollout) {
     const at::Tensor rows = batch.own_context.nonzero().flatten().to(x_t.device());
     const at::Tensor noise = at::randn(x_t.sizes(), x_t.options()).index_select(0, rows);
-    return at::zeros_like(x_t).index_copy_(0, rows, own_rollout(model, batch, rows, noise));
+    if (!batch.lead_actions.defined()) {
+      return at::zeros_like(x_t).index_copy_(0, rows, own_rollout(model, batch, rows, noise));
+    }
+    // Drawn after the run's noise, so the run's draws are those of a clip without a lead.
+    std::vector<int64_t> lead_size = x_t.sizes().vec();
+    lead_size[0] = rows.size(0);
+    lead_size[1] = batch.lead_actions.size(1);
+    const at::Tensor lead_noise = at::randn(lead_size, x_t.options());
+    const at::Tensor lead_eps = at::randn(lead_size, x_t.options());
+    return at::zeros_like(x_t).index_copy_(
+        0, rows, own_rollout(model, batch, rows, at::cat({lead_noise, noise}, 1), lead_eps));
   }
   const at::Tensor t = batch.input.t.slice(1, batch.noisy_first);
   return x_t - t.view({t.size(0), t.size(1), 1, 1, 1}) *

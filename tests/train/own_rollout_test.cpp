@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <torch/autograd.h>
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "engine/model/dit.h"
 #include "engine/model/weights.h"
@@ -91,6 +93,65 @@ TEST(OwnRollout, EqualsTheSamplerPlayingTheClip) {
   for (const auto& [move_pixels, sharpest] : {std::pair{0, false}, {4, false}, {4, true}}) {
     SCOPED_TRACE("move_pixels " + std::to_string(move_pixels) + (sharpest ? " sharpest" : ""));
     expect_rollout_equals_sampler(move_pixels, sharpest);
+  }
+}
+
+// Note [Deep rollout]: with a lead, the rollout plays the sink, the lead and the run under the
+// window of play (the sink and the 2 newest frames for 4-frame clips), reading the window afresh
+// for each frame, and returns the run. The reference plays each frame through the inference path
+// from a fresh cache: the sink and the window's frames committed, then the frame generated.
+TEST(OwnRollout, ALeadIsPlayedFirstUnderThePlayWindow) {
+  model::ModelConfig config = skip_config();
+  config.prediction.move_pixels = 4;
+  config.prediction.sharpest_move = true;
+  const int64_t frames = 4, lead = 3, played = lead + frames - 1, rolling = frames - 2;
+  at::manual_seed(33);
+  ClipBatch clips;
+  clips.frames = at::rand({2, frames, 3, 16, 16}) * 2 - 1;
+  clips.actions = at::randint(0, 5, {2, frames}, at::kLong);
+  clips.positions = at::cat(
+      {at::zeros({2, 1}, at::kLong), at::arange(lead + 1, lead + frames, at::kLong).repeat({2, 1})},
+      1);
+  clips.lead_actions = at::randint(0, 5, {2, lead}, at::kLong);
+  clips.lead_positions = at::arange(1, lead + 1, at::kLong).repeat({2, 1});
+  NoiseSpec spec;
+  spec.context_noise_share = 1.0;
+  const TeacherForcingBatch batch = make_teacher_forcing_batch(clips, spec, 16, 1, 33, at::kCPU);
+  const int64_t row = 1;
+  config.sampler.context_noise = batch.context_level[row][0].item<double>();
+  model::CausalDiT dit(config);
+  model::init_random_weights(dit, 5);
+  torch::NoGradGuard no_grad;
+  const at::Tensor noise = at::randn({1, played, 3, 16, 16});
+  const at::Tensor lead_eps = at::randn({1, lead, 3, 16, 16});
+  const at::Tensor run = own_rollout(*dit, batch, at::tensor({row}, at::kLong), noise, lead_eps);
+  ASSERT_EQ(run.sizes(), at::IntArrayRef({1, frames - 1, 3, 16, 16}));
+
+  // Frame i of the game: the sink, the lead's frames, then the run's.
+  const auto actions = [&](int64_t i) {
+    const at::Tensor a = i >= 1 && i <= lead ? clips.lead_actions[row][i - 1]
+                                             : batch.input.actions[row][i == 0 ? 0 : i - lead];
+    return a.view({1, 1});
+  };
+  const auto eps = [&](int64_t i) {
+    const at::Tensor e =
+        i >= 1 && i <= lead ? lead_eps[0][i - 1] : batch.context_eps[row][i == 0 ? 0 : i - lead];
+    return e.view({1, 1, 3, 16, 16});
+  };
+  std::vector<at::Tensor> game = {batch.history[row].slice(0, 0, 1).unsqueeze(0)};  // the sink
+  for (int64_t i = 1; i <= played; ++i) {
+    testing::FullHistoryPolicy policy(testing::shape_for(config, config.frame));
+    rollout::BlockSampler sampler(*dit, policy, config.frame, /*cuda_graphs=*/false);
+    sampler.commit(game[0], actions(0), 0, 0, eps(0));
+    for (int64_t j = std::max<int64_t>(1, i - rolling); j < i; ++j) {
+      sampler.commit(game[static_cast<size_t>(j)], actions(j), j, j, eps(j));
+    }
+    game.push_back(
+        sampler.generate(noise.slice(1, i - 1, i), actions(i), i, i, eps(i), game.back()));
+    if (i <= lead) continue;
+    const at::Tensor own = run.slice(1, i - lead - 1, i - lead);
+    EXPECT_TRUE(at::allclose(own, game.back(), 1e-4, 1e-4))
+        << "frame " << i << ": max difference " << (own - game.back()).abs().max().item<float>();
   }
 }
 

@@ -57,6 +57,9 @@ TEST(TrainConfig, MovesExperimentConfigsParse) {
   EXPECT_EQ(moves.loss.reference_weight, 1.0);
   EXPECT_FALSE(moves.noise.own_context_rollout);
   EXPECT_TRUE(rollout.noise.own_context_rollout);
+  const TrainConfig deep = load_train_config(dir + "game-small-moves-deep.json");
+  EXPECT_EQ(deep.clips.lead_frames, 24);  // Note [Deep rollout]
+  EXPECT_EQ(deep.model_config, rollout.model_config);
   const model::ModelConfig model = model::load_model_config(moves.model_config);
   EXPECT_EQ(model.prediction.move_pixels, 8);
   EXPECT_TRUE(model.prediction.sharpest_move);
@@ -129,6 +132,22 @@ TEST(TrainConfig, OwnContextShareIsOptionalAndChecked) {
   EXPECT_FALSE(parse_train_config(j, "run.json").noise.own_context_rollout);
   j["noise"]["own_context_source"] = "dream";
   EXPECT_THAT(error_of(j), HasSubstr("field 'noise.own_context_source': must be"));
+}
+
+// Note [Deep rollout]: a lead is optional, bounded, and only the own rollout plays it.
+TEST(TrainConfig, LeadNeedsTheOwnRollout) {
+  nlohmann::json j = bundled_json();
+  EXPECT_EQ(parse_train_config(j, "run.json").clips.lead_frames, 0);
+  j["clips"]["lead_frames"] = 16;
+  EXPECT_THAT(error_of(j), HasSubstr("field 'clips.lead_frames': a lead is only played by"));
+  j["noise"]["own_context_share"] = 0.5;
+  j["noise"]["own_context_source"] = "rollout";
+  EXPECT_EQ(parse_train_config(j, "run.json").clips.lead_frames, 16);
+  j["noise"]["own_context_share"] = 0.0;
+  EXPECT_THAT(error_of(j), HasSubstr("field 'clips.lead_frames'"));
+  j["noise"]["own_context_share"] = 0.5;
+  j["clips"]["lead_frames"] = -1;
+  EXPECT_THAT(error_of(j), HasSubstr("field 'clips.lead_frames': must be in [0"));
 }
 
 TEST(TrainConfig, LearningRateWarmsUpThenDecays) {

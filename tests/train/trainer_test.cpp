@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "engine/core/error.h"
 #include "engine/core/safetensors_torch.h"
@@ -114,6 +115,24 @@ class TrainerTest : public ::testing::Test {
     for (const auto& [name, tensor] : a) EXPECT_TRUE(tensor.equal(b.at(name))) << name;
   }
 
+  // Every clip's history played by the model after `change` made to the config gives another
+  // loss from the first step than `before` does, learns, and resumes exactly at half the clips
+  // (the rollout's noise follows the step's seed).
+  void expect_played_history_learns(const std::string& tag, const std::function<void()>& before,
+                                    const std::function<void()>& change) {
+    std::vector<double> first, played;
+    config_.noise.own_context_share = 1.0;
+    before();
+    run(tag + "_before", 5, &first);
+    change();
+    run(tag, 40, &played);
+    ASSERT_FALSE(first.empty());
+    ASSERT_NO_FATAL_FAILURE(expect_learns(played, 8u));
+    EXPECT_NE(played.front(), first.front());
+    config_.noise.own_context_share = 0.5;
+    expect_resume_equals_straight(tag, 2, 4);
+  }
+
   fs::path dir_;
   TrainConfig config_;
 };
@@ -201,19 +220,17 @@ TEST_F(TrainerTest, OwnContextTrainsAndResumesExactly) {
   expect_resume_equals_straight("own", 3, 6);
 }
 
-// Note [Own rollout]: clips whose history the model plays itself train too, and resume exactly
-// (the rollout's noise follows the step's seed).
+// Note [Own rollout]: against one-step predictions as history.
 TEST_F(TrainerTest, OwnRolloutTrainsAndResumesExactly) {
-  std::vector<double> teacher_forced, rollout;
-  config_.noise.own_context_share = 1.0;
-  run("teacher_forced", 5, &teacher_forced);
-  config_.noise.own_context_rollout = true;
-  run("rollout", 40, &rollout);
-  ASSERT_FALSE(teacher_forced.empty());
-  ASSERT_NO_FATAL_FAILURE(expect_learns(rollout, 8u));
-  EXPECT_NE(rollout.front(), teacher_forced.front());
-  config_.noise.own_context_share = 0.5;
-  expect_resume_equals_straight("rollout", 2, 4);
+  expect_played_history_learns(
+      "rollout", [] {}, [&] { config_.noise.own_context_rollout = true; });
+}
+
+// Note [Deep rollout]: a lead makes the rollout play further before the run.
+TEST_F(TrainerTest, DeepRolloutTrainsAndResumesExactly) {
+  expect_played_history_learns(
+      "deep", [&] { config_.noise.own_context_rollout = true; },
+      [&] { config_.clips.lead_frames = 6; });
 }
 
 // --init with a new head keeps every trained tensor but the output projection, which starts at
