@@ -23,6 +23,10 @@ struct LossSpec {
   // Note [Straight-through moves] (prediction.h): the velocity loss sees the sharpest choice, as
   // play does, with the mix's gradient. Needs a moved reference.
   bool straight_through_moves = false;
+  // Note [Consistent target] (consistent_target.h): clips with the model's own history reach for
+  // its own previous frame moved as the game moved ("own_target": "consistent"), not the game's
+  // frame ("truth"). Needs a moved reference, one frame per block and own-history clips.
+  bool consistent_target = false;
 };
 
 // [B, F − fpb, 1, H, W] float32 weights for the noisy frames (fpb..F−1) of a clip batch's true

@@ -96,6 +96,14 @@ TrainConfig parse_train_config(const nlohmann::json& json, const std::string& fi
       c.loss.reference_weight = l.number("reference_weight", 0.0, 1000.0);
     if (l.has("straight_through_moves"))
       c.loss.straight_through_moves = l.boolean("straight_through_moves");
+    if (l.has("own_target")) {
+      const std::string target = l.string("own_target");
+      if (target != "truth" && target != "consistent") {
+        l.fail(l.field_path("own_target"),
+               "must be \"truth\" or \"consistent\", got \"" + target + "\"");
+      }
+      c.loss.consistent_target = target == "consistent";
+    }
     l.reject_unknown();
   }
   {

@@ -22,6 +22,7 @@
 #include "engine/model/weights.h"
 #include "engine/train/adamw.h"
 #include "engine/train/clip_stream.h"
+#include "engine/train/consistent_target.h"
 #include "engine/train/own_rollout.h"
 #include "engine/train/teacher_forcing.h"
 #include "engine/train/train_state.h"
@@ -233,6 +234,16 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
                 "field 'loss.reference_weight': needs a model with a moved "
                 "reference (prediction.move_pixels)");
   }
+  if (config.loss.consistent_target) {
+    // Note [Consistent target]: it moves the model's own frames, one frame per block.
+    const char* why = model_config.prediction.move_pixels == 0
+                          ? "needs a model with a moved reference (prediction.move_pixels)"
+                      : model_config.frames_per_block != 1 ? "needs one frame per block"
+                      : config.noise.own_context_share <= 0.0
+                          ? "needs clips with the model's own history (noise.own_context_share)"
+                          : nullptr;
+    if (why != nullptr) throw Error(config.file, std::string("field 'loss.own_target': ") + why);
+  }
   if (config.noise.dropped_action >= model_config.num_actions) {
     throw Error(config.file,
                 "field 'noise.dropped_action': must be below the model's num_actions (" +
@@ -289,6 +300,8 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
   at::Tensor loss_accumulator = at::zeros({}, at::TensorOptions().device(options.device));
   double window_wait_ms = 0.0;
   // One mask for the whole run: every batch has the same clip length and frame size.
+  const at::Tensor overlay =
+      overlay_mask(config.clips.width, config.clips.height).to(options.device);
   const at::Tensor mask =
       two_stream_mask(config.clips.frames, tokens_per_frame, model_config.frames_per_block)
           .to(options.device);
@@ -314,6 +327,13 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
                       own_history(*model, batch, mask, config.noise.own_context_rollout,
                                   config.loss.straight_through_moves),
                       batch.own_context, model_config.frames_per_block);
+      if (config.loss.consistent_target) {
+        use_consistent_target(
+            batch,
+            consistent_frames(batch.clean, batch.history,
+                              batch.input.positions.slice(1, 0, batch.noisy_first),
+                              batch.own_context, overlay, model_config.prediction.move_pixels));
+      }
     }
     at::Tensor chosen;
     const at::Tensor noisy =

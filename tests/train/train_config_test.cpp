@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 
 #include "engine/core/error.h"
 #include "engine/model/model_config.h"
@@ -27,6 +28,21 @@ std::string error_of(const nlohmann::json& json) {
     return error.what();
   }
   return "(no error)";
+}
+
+// A two-word setting `section.key` ("on" or "off"): absent reads as off, each word parses to what
+// `read` says of it, and any other word is refused by name.
+void expect_two_words(nlohmann::json j, const std::string& section, const std::string& key,
+                      const std::string& on, const std::string& off,
+                      const std::function<bool(const TrainConfig&)>& read) {
+  j[section].erase(key);
+  EXPECT_FALSE(read(parse_train_config(j, "run.json")));
+  j[section][key] = on;
+  EXPECT_TRUE(read(parse_train_config(j, "run.json")));
+  j[section][key] = off;
+  EXPECT_FALSE(read(parse_train_config(j, "run.json")));
+  j[section][key] = "dream";
+  EXPECT_THAT(error_of(j), HasSubstr("field '" + section + "." + key + "': must be"));
 }
 
 TEST(TrainConfig, BundledConfigParses) {
@@ -60,6 +76,10 @@ TEST(TrainConfig, MovesExperimentConfigsParse) {
   const TrainConfig deep = load_train_config(dir + "game-small-moves-deep.json");
   EXPECT_EQ(deep.clips.lead_frames, 24);  // Note [Deep rollout]
   EXPECT_EQ(deep.model_config, rollout.model_config);
+  const TrainConfig consistent = load_train_config(dir + "game-small-moves-consistent.json");
+  EXPECT_TRUE(consistent.loss.consistent_target);  // Note [Consistent target]
+  EXPECT_GT(consistent.clips.lead_frames, 0);
+  EXPECT_EQ(consistent.model_config, rollout.model_config);
   const model::ModelConfig model = model::load_model_config(moves.model_config);
   EXPECT_EQ(model.prediction.move_pixels, 8);
   EXPECT_TRUE(model.prediction.sharpest_move);
@@ -110,6 +130,8 @@ TEST(TrainConfig, LossSectionIsOptionalAndChecked) {
   EXPECT_THAT(error_of(j),
               HasSubstr("field 'loss.straight_through_moves': expected true or false"));
   j["loss"].erase("straight_through_moves");
+  expect_two_words(j, "loss", "own_target", "consistent", "truth",  // Note [Consistent target]
+                   [](const TrainConfig& t) { return t.loss.consistent_target; });
   j["loss"]["motion_weight"] = -1.0;
   EXPECT_THAT(error_of(j), HasSubstr("field 'loss.motion_weight': must be in [0"));
   j["loss"] = {{"motion_weight", 1.0}, {"motion_threshold", 0.1}, {"motoin", 1}};
@@ -125,13 +147,8 @@ TEST(TrainConfig, OwnContextShareIsOptionalAndChecked) {
   j["noise"]["own_context_share"] = 1.5;
   EXPECT_THAT(error_of(j), HasSubstr("field 'noise.own_context_share': must be in [0"));
   j["noise"]["own_context_share"] = 0.5;
-  EXPECT_FALSE(parse_train_config(j, "run.json").noise.own_context_rollout);
-  j["noise"]["own_context_source"] = "rollout";
-  EXPECT_TRUE(parse_train_config(j, "run.json").noise.own_context_rollout);
-  j["noise"]["own_context_source"] = "teacher_forced";
-  EXPECT_FALSE(parse_train_config(j, "run.json").noise.own_context_rollout);
-  j["noise"]["own_context_source"] = "dream";
-  EXPECT_THAT(error_of(j), HasSubstr("field 'noise.own_context_source': must be"));
+  expect_two_words(j, "noise", "own_context_source", "rollout", "teacher_forced",
+                   [](const TrainConfig& t) { return t.noise.own_context_rollout; });
 }
 
 // Note [Deep rollout]: a lead is optional, bounded, and only the own rollout plays it.

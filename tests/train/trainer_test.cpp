@@ -233,6 +233,28 @@ TEST_F(TrainerTest, DeepRolloutTrainsAndResumesExactly) {
       [&] { config_.clips.lead_frames = 6; });
 }
 
+// Note [Consistent target]: own clips reaching for their own frames moved as the game moved train
+// and resume exactly; the target needs a moved reference and own-history clips, or is refused.
+TEST_F(TrainerTest, ConsistentTargetTrainsAndNeedsMovesAndOwnHistory) {
+  config_.loss.consistent_target = true;
+  expect_needs_moves("loss.own_target");
+  use_moved_model();
+  config_.noise.own_context_share = 0.0;
+  try {
+    run("no_own", 1);
+    ADD_FAILURE() << "the consistent target needs own-history clips";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("field 'loss.own_target': needs clips with"));
+  }
+  expect_played_history_learns(
+      "consistent",
+      [&] {
+        config_.noise.own_context_rollout = true;
+        config_.loss.consistent_target = false;
+      },
+      [&] { config_.loss.consistent_target = true; });
+}
+
 // --init with a new head keeps every trained tensor but the output projection, which starts at
 // zero (a config whose output changed meaning); without --init it is refused.
 TEST_F(TrainerTest, InitWithANewHeadZeroesOnlyTheOutputProjection) {

@@ -1,0 +1,86 @@
+// See consistent_target.h.
+#include "engine/train/consistent_target.h"
+
+#include "engine/model/prediction.h"
+
+namespace wc::train {
+namespace {
+
+// For each of the five choices of move_choices (same order and offsets), [5, H, W] bool: the
+// pixels whose source lies inside the frame and outside the overlays.
+at::Tensor copied_pixels(const at::Tensor& overlay, int move_pixels) {
+  const int64_t m = move_pixels, h = overlay.size(0), w = overlay.size(1);
+  // Outside the frame counts as no source: zero padding, not the repeated border.
+  const at::Tensor source = at::constant_pad_nd((~overlay).to(at::kFloat), {m, m, m, m}, 0.0);
+  const int64_t offsets[model::PredictionConfig::kMoves][2] = {
+      {0, 0}, {-m, 0}, {m, 0}, {0, -m}, {0, m}};
+  std::vector<at::Tensor> masks;
+  for (const auto& o : offsets) {
+    masks.push_back(source.slice(0, m + o[0], m + o[0] + h).slice(1, m + o[1], m + o[1] + w) > 0.5);
+  }
+  return at::stack(masks, 0);
+}
+
+}  // namespace
+
+at::Tensor overlay_mask(int width, int height) {
+  game::GameConfig config;
+  config.width = width;
+  config.height = height;
+  const game::Game game(config);
+  at::Tensor mask = at::zeros({height, width}, at::kBool);
+  for (const game::PixelRect& r : {game.player_rect(), game.hud_rect()}) {
+    if (r.width > 0 && r.height > 0) {
+      mask.slice(0, r.y, r.y + r.height).slice(1, r.x, r.x + r.width).fill_(true);
+    }
+  }
+  return mask;
+}
+
+at::Tensor consistent_frames(const at::Tensor& truth, const at::Tensor& history,
+                             const at::Tensor& positions, const at::Tensor& own,
+                             const at::Tensor& overlay, int move_pixels) {
+  const int64_t b = truth.size(0), f = truth.size(1);
+  const at::Tensor target = truth.slice(1, 1).to(at::kFloat);             // frames 1..
+  const at::Tensor keep = (~overlay).to(target.device()).to(at::kFloat);  // [H, W]
+  // The game's move between its frames f − 1 and f: the closest choice outside the overlays.
+  const at::Tensor true_choices = model::move_choices(truth.slice(1, 0, f - 1), move_pixels);
+  const at::Tensor error =
+      ((true_choices - target.unsqueeze(2)).pow(2) * keep).sum({3, 4, 5});  // [B, F − 1, 5]
+  const at::Tensor move = error.argmin(2);                                  // [B, F − 1]
+  const auto pick = [&](const at::Tensor& choices, int64_t channels) {
+    // [B, F − 1, 5, c, H, W] -> the game's move for each frame: [B, F − 1, c, H, W]
+    const at::Tensor index = move.view({b, f - 1, 1, 1, 1, 1})
+                                 .expand({b, f - 1, 1, channels, choices.size(4), choices.size(5)});
+    return choices.gather(2, index).squeeze(2);
+  };
+  const at::Tensor moved_own =
+      pick(model::move_choices(history.slice(1, 0, f - 1), move_pixels), target.size(2));
+  const at::Tensor copied_by_move = copied_pixels(overlay, move_pixels).to(target.device());
+  // [B, F − 1, 1, H, W]: copied pixels of each frame's move, and never an overlay pixel itself.
+  const at::Tensor copied = copied_by_move.index_select(0, move.flatten())
+                                .view({b, f - 1, 1, overlay.size(0), overlay.size(1)}) &
+                            ~overlay.to(target.device());
+  const at::Tensor adjacent = (positions.slice(1, 1) == positions.slice(1, 0, f - 1) + 1)
+                                  .to(target.device());  // [B, F − 1]
+  const at::Tensor use =
+      copied & adjacent.view({b, f - 1, 1, 1, 1}) & own.to(target.device()).view({b, 1, 1, 1, 1});
+  return at::where(use, moved_own, target);
+}
+
+void use_consistent_target(TeacherForcingBatch& batch, const at::Tensor& frames) {
+  const int64_t first = batch.noisy_first;
+  const at::Tensor x_t = batch.input.frames.slice(1, first);
+  const at::Tensor t = batch.input.t.slice(1, first);
+  const at::Tensor level = t.view({t.size(0), t.size(1), 1, 1, 1}).to(x_t.dtype());
+  const at::Tensor x0 = batch.clean.slice(1, batch.clean.size(1) - frames.size(1));
+  const at::Tensor eps = batch.target + x0;  // the target is ε − x0
+  const at::Tensor target_frames = frames.to(x0.dtype());
+  batch.input.frames = at::cat(
+      {batch.input.frames.slice(1, 0, first), (1 - level) * target_frames + level * eps}, 1);
+  batch.target = eps - target_frames;
+  batch.clean =
+      at::cat({batch.clean.slice(1, 0, batch.clean.size(1) - frames.size(1)), target_frames}, 1);
+}
+
+}  // namespace wc::train
