@@ -38,4 +38,11 @@ at::Tensor luma(const at::Tensor& frame) {
   return rgb[0] * 0.299 + rgb[1] * 0.587 + rgb[2] * 0.114;
 }
 
+double mean_gradient(const at::Tensor& frame) {
+  const at::Tensor y = luma(frame);
+  const at::Tensor gx = (y.narrow(1, 1, y.size(1) - 1) - y.narrow(1, 0, y.size(1) - 1)).abs();
+  const at::Tensor gy = (y.narrow(0, 1, y.size(0) - 1) - y.narrow(0, 0, y.size(0) - 1)).abs();
+  return 0.5 * (gx.mean().item<double>() + gy.mean().item<double>());
+}
+
 }  // namespace wc::eval

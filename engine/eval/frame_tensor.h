@@ -22,4 +22,8 @@ at::Tensor rgb_planes(const at::Tensor& frame);
 // BT.601 luma Y = 0.299 R + 0.587 G + 0.114 B as float64 [H, W] in [0, 255].
 at::Tensor luma(const at::Tensor& frame);
 
+// The frame's detail: the mean absolute luma difference between horizontal and between vertical
+// neighbours, averaged. Blur and washed-out content lower it, speckle raises it.
+double mean_gradient(const at::Tensor& frame);
+
 }  // namespace wc::eval

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/eval/eval_session.h"
+#include "engine/eval/frame_tensor.h"
 #include "engine/eval/phase_correlation.h"
 #include "engine/eval/reference_run.h"
 
@@ -20,6 +21,8 @@ struct Counts {
   int64_t scored_still = 0, hold_first = 0, hold_first_correct = 0, early = 0, early_correct = 0;
   int64_t blocked = 0, blocked_still = 0, idle = 0, idle_still = 0;
   double peak_sum = 0.0;
+  // Detail (mean_gradient) of the generated and the true frames, first quarter and after.
+  double early_detail = 0.0, early_true_detail = 0.0, late_detail = 0.0, late_true_detail = 0.0;
   int64_t pairs = 0;
 
   void add(const Counts& o) {
@@ -28,12 +31,19 @@ struct Counts {
     hold_first_correct += o.hold_first_correct, early += o.early, early_correct += o.early_correct;
     blocked += o.blocked, blocked_still += o.blocked_still, idle += o.idle;
     idle_still += o.idle_still, peak_sum += o.peak_sum, pairs += o.pairs;
+    early_detail += o.early_detail, early_true_detail += o.early_true_detail;
+    late_detail += o.late_detail, late_true_detail += o.late_true_detail;
   }
 };
 
 nlohmann::json share(int64_t part, int64_t whole) {
   if (whole == 0) return nullptr;
   return static_cast<double>(part) / static_cast<double>(whole);
+}
+
+nlohmann::json ratio(double part, double whole) {
+  if (whole <= 0.0) return nullptr;
+  return part / whole;
 }
 
 }  // namespace
@@ -62,6 +72,9 @@ nlohmann::json eval_responsiveness(const EvalOptions& options) {
       const Shift shift = estimate_shift(previous, frame, correlation);
       const bool still = shift.dx == 0 && shift.dy == 0;
       counts.peak_sum += shift.peak;
+      (i < early_steps ? counts.early_detail : counts.late_detail) += mean_gradient(frame);
+      (i < early_steps ? counts.early_true_detail : counts.late_true_detail) +=
+          mean_gradient(frame_true);
       ++counts.pairs;
       if (action == game::Action::kNone) {
         ++counts.idle;
@@ -106,6 +119,8 @@ nlohmann::json eval_responsiveness(const EvalOptions& options) {
           {"early_share", share(total.early_correct, total.early)},
           {"early_steps", total.early},
           {"late_share", share(total.correct - total.early_correct, total.scored - total.early)},
+          {"early_detail_ratio", ratio(total.early_detail, total.early_true_detail)},
+          {"late_detail_ratio", ratio(total.late_detail, total.late_true_detail)},
           {"estimator_share_on_truth", share(total.truth_correct, total.scored)},
           {"blocked_steps", total.blocked},
           {"blocked_still_share", share(total.blocked_still, total.blocked)},

@@ -23,7 +23,12 @@ namespace wc::eval {
 // they fall: the first step of a held key against the steps that continue it ("hold_first_share",
 // "hold_later_share"), and the first quarter of the rollout against the rest ("early_share",
 // "late_share"), which tells a model that does not know the rule from one whose own history
-// (or a dreamed world drifted from the game's) leads it astray.
+// (or a dreamed world drifted from the game's) leads it astray. A scroll read off a world turned
+// to speckle or streaks is still a scroll, so the same two parts report the generated frames'
+// detail against the true frames' ("early_detail_ratio", "late_detail_ratio": mean luma
+// gradient, 1 for the game itself; below 1 is blur, above 1 speckle or streaks). It cannot tell
+// lost landmarks from kept ones: the bundled model reads 2.1 then 4.9, the session-9 deep-rollout
+// model, whose trees faded to streaked grass, 2.2 then 2.4 (8 seeds, dense).
 nlohmann::json eval_responsiveness(const EvalOptions& options);
 
 }  // namespace wc::eval

@@ -29,14 +29,9 @@ double self_psnr(const std::vector<at::Tensor>& frames) {
   return psnr_from_mse(mse / static_cast<double>(frames.size() - 1));
 }
 
-double mean_gradient(const std::vector<at::Tensor>& frames) {
+double mean_detail(const std::vector<at::Tensor>& frames) {
   double sum = 0.0;
-  for (const at::Tensor& frame : frames) {
-    const at::Tensor y = luma(frame);
-    const at::Tensor gx = (y.narrow(1, 1, y.size(1) - 1) - y.narrow(1, 0, y.size(1) - 1)).abs();
-    const at::Tensor gy = (y.narrow(0, 1, y.size(0) - 1) - y.narrow(0, 0, y.size(0) - 1)).abs();
-    sum += 0.5 * (gx.mean().item<double>() + gy.mean().item<double>());
-  }
+  for (const at::Tensor& frame : frames) sum += mean_gradient(frame);
   return sum / static_cast<double>(frames.size());
 }
 
@@ -125,7 +120,7 @@ nlohmann::json eval_stability(const EvalOptions& options) {
     vs_truth += psnr(start.frames[i], start.truth[i]);
   vs_truth /= static_cast<double>(start.frames.size());
   const double start_db = self_psnr(start.frames), end_db = self_psnr(end.frames);
-  const double start_detail = mean_gradient(start.frames);
+  const double start_detail = mean_detail(start.frames);
   const double delta = end_db - start_db;
   return {
       {"policy", options.policy},
@@ -143,7 +138,7 @@ nlohmann::json eval_stability(const EvalOptions& options) {
       {"truth_idle_self_psnr_start_db", self_psnr(start.truth)},
       {"truth_idle_self_psnr_end_db", self_psnr(end.truth)},
       {"idle_psnr_vs_truth_start_db", vs_truth},
-      {"detail_ratio", start_detail > 0.0 ? nlohmann::json(mean_gradient(end.frames) / start_detail)
+      {"detail_ratio", start_detail > 0.0 ? nlohmann::json(mean_detail(end.frames) / start_detail)
                                           : nlohmann::json(nullptr)},
       {"mean_rgb_start", mean_rgb(start.frames)},
       {"mean_rgb_end", mean_rgb(end.frames)},

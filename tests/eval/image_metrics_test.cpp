@@ -110,6 +110,16 @@ double direct_ssim(const at::Tensor& a, const at::Tensor& b) {
   return sum / count;
 }
 
+// Detail is the mean absolute luma step between neighbours: none on a flat frame; on vertical
+// stripes of grey levels 0 and 100, 100 across every column step and 0 down the rows.
+TEST(MeanGradient, FlatFramesHaveNoneAndStripesTheirStep) {
+  at::Tensor frame = at::full({8, 8, 4}, 77, at::kByte);
+  EXPECT_EQ(mean_gradient(frame), 0.0);
+  frame.slice(1, 0, 8, 2).slice(2, 0, 3).fill_(100);
+  frame.slice(1, 1, 8, 2).slice(2, 0, 3).fill_(0);
+  EXPECT_NEAR(mean_gradient(frame), 0.5 * 100.0, 1e-9);
+}
+
 TEST(Ssim, WindowIsTheNormalisedGaussian) {
   const at::Tensor w = ssim_window();
   ASSERT_EQ(w.size(0), 11);

@@ -48,6 +48,12 @@ TEST(RunEval, TheGameItselfScoresTheCeiling) {
     EXPECT_GE(r["blocked_still_share"].get<double>(), 0.95);
   }
   EXPECT_EQ(r["idle_still_share"].get<double>(), 1.0);
+  // Note [Responsiveness breakdown]: every part of the game's own run is right, at its own detail.
+  for (const char* part : {"hold_first_share", "hold_later_share", "early_share", "late_share",
+                           "early_detail_ratio", "late_detail_ratio"}) {
+    EXPECT_EQ(r[part].get<double>(), 1.0) << part;
+  }
+  EXPECT_EQ(r["still_share"].get<double>(), 0.0);
 
   EXPECT_EQ(report["idle"]["psnr_db"].get<double>(), kPsnrCapDb);
   EXPECT_NEAR(report["idle"]["ssim"].get<double>(), 1.0, 1e-12);
@@ -106,7 +112,7 @@ TEST(RunEval, AStillTripFailsTheMemoryCheck) {
     if (c["name"] == "return-trip PSNR dB") psnr_passed = c["pass"].get<bool>();
     if (c["name"] == "return trip scrolled") scrolled_failed = !c["pass"].get<bool>();
   }
-  EXPECT_TRUE(psnr_passed);  // the number alone is fooled ...
+  EXPECT_TRUE(psnr_passed);      // the number alone is fooled ...
   EXPECT_TRUE(scrolled_failed);  // ... the trip check is not
 }
 
