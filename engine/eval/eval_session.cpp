@@ -50,18 +50,10 @@ at::Tensor current_frame(const FrameSource& source) {
   return copy_rgba(source.rgba(), source.width(), source.height());
 }
 
-std::vector<game::PixelRect> overlay_rects(int width, int height) {
-  game::GameConfig config;
-  config.width = width;
-  config.height = height;
-  const game::Game game(config);
-  return {game.player_rect(), game.hud_rect()};
-}
-
 PhaseCorrelationOptions scroll_estimator(const EvalOptions& options, int width, int height) {
   PhaseCorrelationOptions correlation;
   correlation.max_shift = options.max_shift;
-  correlation.ignore = overlay_rects(width, height);
+  correlation.ignore = game::screen_overlays(width, height);
   return correlation;
 }
 

@@ -37,11 +37,8 @@ rollout::Session* session_of(FrameSource& source);
 // The source's current frame, uint8 [H, W, 4].
 at::Tensor current_frame(const FrameSource& source);
 
-// Screen-fixed overlays the game draws over the scrolling world at this frame size: the player
-// sprite (centred; it turns and animates) and the HUD box.
-std::vector<game::PixelRect> overlay_rects(int width, int height);
-
-// The responsiveness estimator's settings (search radius from `options`, the overlays ignored)
+// The responsiveness estimator's settings (search radius from `options`, the overlays of
+// game::screen_overlays ignored)
 // for frames of this size: every metric that asks "did the view scroll?" reads it the same way.
 PhaseCorrelationOptions scroll_estimator(const EvalOptions& options, int width, int height);
 

@@ -137,4 +137,12 @@ void Game::render() {
   render_frame(*this, frame_.data());
 }
 
+std::vector<PixelRect> screen_overlays(int width, int height) {
+  GameConfig config;
+  config.width = width;
+  config.height = height;
+  const Game game(config);
+  return {game.player_rect(), game.hud_rect()};
+}
+
 }  // namespace wc::game

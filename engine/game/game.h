@@ -106,4 +106,9 @@ class Game {
   std::unordered_set<uint64_t> collected_;
 };
 
+// Screen-fixed overlays the game draws over the scrolling world at this frame size (the HUD
+// shown): the player sprite (centred; it turns and animates) and the HUD box. Metrics leave them
+// out of "did the view scroll?", and training's consistent target takes them from the game.
+std::vector<PixelRect> screen_overlays(int width, int height);
+
 }  // namespace wc::game

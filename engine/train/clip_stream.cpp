@@ -31,6 +31,8 @@ ClipBatch make_clip_batch(const ClipSpec& spec, int batch_size, uint64_t seed, i
   float* frames = batch.frames.data_ptr<float>();
   int64_t* actions = batch.actions.data_ptr<int64_t>();
   int64_t* positions = batch.positions.data_ptr<int64_t>();
+  int64_t* lead_actions = lead > 0 ? batch.lead_actions.data_ptr<int64_t>() : nullptr;
+  int64_t* lead_positions = lead > 0 ? batch.lead_positions.data_ptr<int64_t>() : nullptr;
   for (int b = 0; b < batch_size; ++b) {
     const Clip clip =
         record_clip(spec, mix(mix(seed) ^ mix(static_cast<uint64_t>(index) * 4099u + b)));
@@ -45,10 +47,8 @@ ClipBatch make_clip_batch(const ClipSpec& spec, int batch_size, uint64_t seed, i
       positions[b * f + i] = clip.positions[static_cast<size_t>(i)];
     }
     for (int64_t i = 0; i < lead; ++i) {
-      batch.lead_actions.data_ptr<int64_t>()[b * lead + i] =
-          clip.lead_actions[static_cast<size_t>(i)];
-      batch.lead_positions.data_ptr<int64_t>()[b * lead + i] =
-          clip.lead_positions[static_cast<size_t>(i)];
+      lead_actions[b * lead + i] = clip.lead_actions[static_cast<size_t>(i)];
+      lead_positions[b * lead + i] = clip.lead_positions[static_cast<size_t>(i)];
     }
   }
   return batch;

@@ -24,12 +24,8 @@ at::Tensor copied_pixels(const at::Tensor& overlay, int move_pixels) {
 }  // namespace
 
 at::Tensor overlay_mask(int width, int height) {
-  game::GameConfig config;
-  config.width = width;
-  config.height = height;
-  const game::Game game(config);
   at::Tensor mask = at::zeros({height, width}, at::kBool);
-  for (const game::PixelRect& r : {game.player_rect(), game.hud_rect()}) {
+  for (const game::PixelRect& r : game::screen_overlays(width, height)) {
     if (r.width > 0 && r.height > 0) {
       mask.slice(0, r.y, r.y + r.height).slice(1, r.x, r.x + r.width).fill_(true);
     }

@@ -28,7 +28,7 @@ namespace wc::train {
 // or before a lead) keep the game's frame. Clips with true history need nothing: there the two
 // targets agree wherever the game is a pure scroll.
 
-// Screen-fixed overlays of a game frame of this size, as a [H, W] bool mask.
+// game::screen_overlays at this frame size, as a [H, W] bool mask (true inside).
 at::Tensor overlay_mask(int width, int height);
 
 // The frames to reach for the noisy frames of the clips (frames 1.. F − 1; one frame per block):

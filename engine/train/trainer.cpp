@@ -134,18 +134,19 @@ at::Tensor own_history(model::CausalDiTImpl& model, const TeacherForcingBatch& b
   const at::Tensor x_t = batch.input.frames.slice(1, batch.noisy_first);
   if (rollout) {
     const at::Tensor rows = batch.own_context.nonzero().flatten().to(x_t.device());
-    const at::Tensor noise = at::randn(x_t.sizes(), x_t.options()).index_select(0, rows);
-    if (!batch.lead_actions.defined()) {
-      return at::zeros_like(x_t).index_copy_(0, rows, own_rollout(model, batch, rows, noise));
+    at::Tensor noise = at::randn(x_t.sizes(), x_t.options()).index_select(0, rows);
+    at::Tensor lead_eps;
+    if (batch.lead_actions.defined()) {
+      // Drawn after the run's noise, so the run's draws are those of a clip without a lead.
+      std::vector<int64_t> lead_size = x_t.sizes().vec();
+      lead_size[0] = rows.size(0);
+      lead_size[1] = batch.lead_actions.size(1);
+      const at::Tensor lead_noise = at::randn(lead_size, x_t.options());
+      lead_eps = at::randn(lead_size, x_t.options());
+      noise = at::cat({lead_noise, noise}, 1);
     }
-    // Drawn after the run's noise, so the run's draws are those of a clip without a lead.
-    std::vector<int64_t> lead_size = x_t.sizes().vec();
-    lead_size[0] = rows.size(0);
-    lead_size[1] = batch.lead_actions.size(1);
-    const at::Tensor lead_noise = at::randn(lead_size, x_t.options());
-    const at::Tensor lead_eps = at::randn(lead_size, x_t.options());
-    return at::zeros_like(x_t).index_copy_(
-        0, rows, own_rollout(model, batch, rows, at::cat({lead_noise, noise}, 1), lead_eps));
+    return at::zeros_like(x_t).index_copy_(0, rows,
+                                           own_rollout(model, batch, rows, noise, lead_eps));
   }
   const at::Tensor t = batch.input.t.slice(1, batch.noisy_first);
   return x_t - t.view({t.size(0), t.size(1), 1, 1, 1}) *
@@ -224,25 +225,27 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
         config.file,
         "field 'clips.frames': must be a multiple of frames_per_block, at least two blocks");
   }
-  if (config.loss.straight_through_moves && model_config.prediction.move_pixels == 0) {
-    throw Error(config.file,
-                "field 'loss.straight_through_moves': needs a model with a moved "
-                "reference (prediction.move_pixels)");
-  }
-  if (config.loss.reference_weight > 0.0 && model_config.prediction.move_pixels == 0) {
-    throw Error(config.file,
-                "field 'loss.reference_weight': needs a model with a moved "
-                "reference (prediction.move_pixels)");
+  // Losses that work on the choice of a moved reference (Note [Moved reference]).
+  for (const auto& [used, field] :
+       {std::pair{config.loss.straight_through_moves, "loss.straight_through_moves"},
+        {config.loss.reference_weight > 0.0, "loss.reference_weight"},
+        {config.loss.consistent_target, "loss.own_target"}}) {
+    if (used && model_config.prediction.move_pixels == 0) {
+      throw Error(config.file, std::string("field '") + field +
+                                   "': needs a model with a moved reference "
+                                   "(prediction.move_pixels)");
+    }
   }
   if (config.loss.consistent_target) {
     // Note [Consistent target]: it moves the model's own frames, one frame per block.
-    const char* why = model_config.prediction.move_pixels == 0
-                          ? "needs a model with a moved reference (prediction.move_pixels)"
-                      : model_config.frames_per_block != 1 ? "needs one frame per block"
-                      : config.noise.own_context_share <= 0.0
-                          ? "needs clips with the model's own history (noise.own_context_share)"
-                          : nullptr;
-    if (why != nullptr) throw Error(config.file, std::string("field 'loss.own_target': ") + why);
+    if (model_config.frames_per_block != 1) {
+      throw Error(config.file, "field 'loss.own_target': needs one frame per block");
+    }
+    if (config.noise.own_context_share <= 0.0) {
+      throw Error(config.file,
+                  "field 'loss.own_target': needs clips with the model's own history "
+                  "(noise.own_context_share)");
+    }
   }
   if (config.noise.dropped_action >= model_config.num_actions) {
     throw Error(config.file,
