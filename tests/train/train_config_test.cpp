@@ -64,7 +64,7 @@ TEST(TrainConfig, SkipExperimentConfigParses) {
                    .prediction.previous_frame_skip);
 }
 
-// The moves experiment's two stages (Notes [Moved reference], [Reference loss], [Own rollout]):
+// The moves experiment's stages (Notes [Moved reference], [Reference loss], [Own rollout]):
 // the same model, its choice trained on the chosen frame's error, then on its own played history.
 TEST(TrainConfig, MovesExperimentConfigsParse) {
   const std::string dir = std::string(WORLDCAST_SOURCE_DIR) + "/assets/train/";
@@ -80,6 +80,11 @@ TEST(TrainConfig, MovesExperimentConfigsParse) {
   EXPECT_TRUE(consistent.loss.consistent_target);  // Note [Consistent target]
   EXPECT_GT(consistent.clips.lead_frames, 0);
   EXPECT_EQ(consistent.model_config, rollout.model_config);
+  // Stage 10, the bundled weights: the consistent target with the sharpest move in the loss.
+  const TrainConfig straight = load_train_config(dir + "game-small-moves-straight.json");
+  EXPECT_TRUE(straight.loss.consistent_target);
+  EXPECT_TRUE(straight.loss.straight_through_moves);  // Note [Straight-through moves]
+  EXPECT_EQ(straight.clips.lead_frames, consistent.clips.lead_frames);
   const model::ModelConfig model = model::load_model_config(moves.model_config);
   EXPECT_EQ(model.prediction.move_pixels, 8);
   EXPECT_TRUE(model.prediction.sharpest_move);
