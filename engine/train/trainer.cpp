@@ -246,6 +246,16 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
                   "field 'loss.own_target': needs clips with the model's own history "
                   "(noise.own_context_share)");
     }
+    // A frame so small that the sprite and HUD cover it leaves no pixel to the model's own
+    // frame: the target would silently be the game's everywhere.
+    if (overlay_mask(config.clips.width, config.clips.height).all().item<bool>()) {
+      throw Error(config.file,
+                  "field 'loss.own_target': the player sprite and HUD cover every "
+                  "pixel of a " +
+                      std::to_string(config.clips.width) + "x" +
+                      std::to_string(config.clips.height) +
+                      " frame, so no pixel can take the model's own frame");
+    }
   }
   if (config.noise.dropped_action >= model_config.num_actions) {
     throw Error(config.file,

@@ -76,9 +76,12 @@ class TrainerTest : public ::testing::Test {
 
   // The tiny model with a moved reference of 4 pixels (Note [Moved reference]), written next to
   // the plain one and made the training config's model; returns its JSON.
-  nlohmann::json use_moved_model() {
+  // The model and clips at `size` x `size` pixels (16 by default).
+  nlohmann::json use_moved_model(int size = 16) {
     nlohmann::json model = nlohmann::json::parse(std::ifstream(dir_ / "model.json"));
     model["prediction"] = {{"reference", "previous_frame"}, {"spread", 0.5}, {"move_pixels", 4}};
+    model["frame"] = {{"height", size}, {"width", size}};
+    config_.clips.width = config_.clips.height = size;
     std::ofstream(dir_ / "moved.json") << model.dump(2);
     config_.model_config = (dir_ / "moved.json").string();
     return model;
@@ -239,6 +242,17 @@ TEST_F(TrainerTest, ConsistentTargetTrainsAndNeedsMovesAndOwnHistory) {
   config_.loss.consistent_target = true;
   expect_needs_moves("loss.own_target");
   use_moved_model();
+  // At 16x16 the sprite alone covers the frame: no pixel could take the model's own frame.
+  config_.noise.own_context_share = 1.0;
+  try {
+    run("covered", 1);
+    ADD_FAILURE() << "the consistent target needs pixels outside the sprite and HUD";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("field 'loss.own_target': the player sprite and HUD "
+                                             "cover every pixel of a 16x16 frame"));
+  }
+  // At 32x32 the sprite and HUD leave a border of ground.
+  use_moved_model(32);
   config_.noise.own_context_share = 0.0;
   try {
     run("no_own", 1);
