@@ -236,6 +236,8 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
                                    "(prediction.move_pixels)");
     }
   }
+  // The sprite and HUD of the clips' frames (Note [Consistent target]), on the CPU.
+  const at::Tensor overlay_cpu = overlay_mask(config.clips.width, config.clips.height);
   if (config.loss.consistent_target) {
     // Note [Consistent target]: it moves the model's own frames, one frame per block.
     if (model_config.frames_per_block != 1) {
@@ -248,7 +250,7 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
     }
     // A frame so small that the sprite and HUD cover it leaves no pixel to the model's own
     // frame: the target would silently be the game's everywhere.
-    if (overlay_mask(config.clips.width, config.clips.height).all().item<bool>()) {
+    if (overlay_cpu.all().item<bool>()) {
       throw Error(config.file,
                   "field 'loss.own_target': the player sprite and HUD cover every "
                   "pixel of a " +
@@ -313,8 +315,7 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
   at::Tensor loss_accumulator = at::zeros({}, at::TensorOptions().device(options.device));
   double window_wait_ms = 0.0;
   // One mask for the whole run: every batch has the same clip length and frame size.
-  const at::Tensor overlay =
-      overlay_mask(config.clips.width, config.clips.height).to(options.device);
+  const at::Tensor overlay = overlay_cpu.to(options.device);
   const at::Tensor mask =
       two_stream_mask(config.clips.frames, tokens_per_frame, model_config.frames_per_block)
           .to(options.device);

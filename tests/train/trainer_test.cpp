@@ -75,8 +75,8 @@ class TrainerTest : public ::testing::Test {
   }
 
   // The tiny model with a moved reference of 4 pixels (Note [Moved reference]), written next to
-  // the plain one and made the training config's model; returns its JSON.
-  // The model and clips at `size` x `size` pixels (16 by default).
+  // the plain one and made the training config's model, it and the clips at `size` x `size`
+  // pixels; returns its JSON.
   nlohmann::json use_moved_model(int size = 16) {
     nlohmann::json model = nlohmann::json::parse(std::ifstream(dir_ / "model.json"));
     model["prediction"] = {{"reference", "previous_frame"}, {"spread", 0.5}, {"move_pixels", 4}};
