@@ -18,7 +18,8 @@ struct InferenceCommand {
     kReclassify,
     kStartRecording,  // into the folder `name`
     kStopRecording,
-    kSetFrameRate,  // `value` frames per second (Note [Game frame rate]); 0: the display's
+    kSetFrameRate,    // `value` frames per second (Note [Game frame rate]); 0: the display's
+    kSetPaletteSnap,  // `value` 1: snap to the palette, 0: raw frames (Note [Palette snap])
   };
   Kind kind = Kind::kTogglePause;
   uint64_t seed = 0;
@@ -42,6 +43,9 @@ struct InferenceCommand {
   static InferenceCommand stop_recording() { return {Kind::kStopRecording, 0, {}, {}}; }
   static InferenceCommand set_frame_rate(double frames_per_second) {
     return {Kind::kSetFrameRate, 0, {}, {}, frames_per_second};
+  }
+  static InferenceCommand set_palette_snap(bool on) {
+    return {Kind::kSetPaletteSnap, 0, {}, {}, on ? 1.0 : 0.0};
   }
 };
 

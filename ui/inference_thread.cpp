@@ -179,6 +179,16 @@ void InferenceThread::apply_one(const InferenceCommand& command) {
       control_->reclassify();
       if (recorder_) recorder_->note_change(source_.frame_index(), "reclassify");
       break;
+    case Kind::kSetPaletteSnap: {
+      need_policy("palette snap");
+      const bool on = command.value != 0.0;
+      control_->set_palette_snap(on);
+      error_.clear();
+      if (recorder_) {
+        recorder_->note_change(source_.frame_index(), on ? "palette snap on" : "palette snap off");
+      }
+      break;
+    }
     case Kind::kStartRecording:
       start_recording(command.name);
       break;
@@ -251,6 +261,8 @@ void InferenceThread::start_recording(const std::string& dir) {
   if (control_) {
     meta["policy"] = control_->policy_name();
     meta["policy_settings"] = control_->policy_settings();
+    // Live toggles may have left the snap other than the command line's choice.
+    if (control_->has_palette()) meta["palette_snap"] = control_->palette_snap();
   }
   recorder_ = std::make_unique<SessionRecorder>(dir, std::move(meta));
   record_note_.clear();

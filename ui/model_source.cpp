@@ -10,6 +10,7 @@
 #include "engine/core/error.h"
 #include "engine/core/safetensors.h"
 #include "engine/model/model_config.h"
+#include "engine/model/palette.h"
 
 namespace wc::ui {
 namespace {
@@ -81,7 +82,8 @@ std::string find_asset(const std::string& relative) {
 
 ModelSource make_model_source(const ModelSourceOptions& options) {
   ModelSource source;
-  const model::ModelConfig config = resolve_config(options, &source.config_file);
+  model::ModelConfig config = resolve_config(options, &source.config_file);
+  model::apply_palette_snap(config, options.palette_snap, "--palette-snap");
   const at::Device device = resolve_device(options.device);
   source.device = device.str();
   rollout::SessionOptions session_options;
@@ -134,6 +136,8 @@ PolicyRunStats SessionControl::run_stats() const {
   run.switch_ms = stats.switch_ms;
   run.graph_replayed_blocks = stats.graph_replayed_blocks;
   run.graph_recordings = stats.graph_recordings;
+  run.has_palette = session_.has_palette();
+  run.palette_snap = session_.palette_snap();
   run.policy = stats.policy;
   return run;
 }
@@ -146,6 +150,15 @@ void SessionControl::switch_policy(const std::string& name, const nlohmann::json
 }
 void SessionControl::reclassify() {
   session_.reclassify_policy();
+}
+bool SessionControl::has_palette() const {
+  return session_.has_palette();
+}
+bool SessionControl::palette_snap() const {
+  return session_.palette_snap();
+}
+void SessionControl::set_palette_snap(bool on) {
+  session_.set_palette_snap(on);
 }
 
 }  // namespace wc::ui

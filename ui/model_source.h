@@ -30,6 +30,8 @@ struct ModelSourceOptions {
   uint64_t seed = 1;
   uint64_t weights_seed = 0;
   bool cuda_graphs = true;  // SessionOptions::cuda_graphs
+  // Note [Palette snap]: "config" (the config's choice), "on" or "off".
+  std::string palette_snap = "config";
 };
 
 struct ModelSource {
@@ -60,6 +62,9 @@ class SessionControl final : public PolicyControl {
   void configure(const nlohmann::json& settings) override;
   void switch_policy(const std::string& name, const nlohmann::json& settings) override;
   void reclassify() override;
+  bool has_palette() const override;
+  bool palette_snap() const override;
+  void set_palette_snap(bool on) override;
 
  private:
   rollout::Session& session_;

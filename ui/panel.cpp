@@ -79,6 +79,22 @@ void draw_policy(const LiveStats& stats, PanelModel& model) {
   }
 }
 
+// Note [Palette snap], live: only a model whose config has a palette shows the checkbox.
+void draw_palette_snap(const LiveStats& stats, PanelModel& model) {
+  if (!stats.run.has_palette) return;
+  bool snap = stats.run.palette_snap;
+  if (ImGui::Checkbox("Snap to palette", &snap)) model.set_palette_snap(snap);
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 24.0f);
+    ImGui::TextUnformatted(
+        "Round each generated pixel to the nearest colour of the training data (Note [Palette "
+        "snap]); off shows the model's raw frames");
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+}
+
 void draw_heads_and_cache(const LiveStats& stats, const PanelModel& model) {
   const attention::PolicyStats& policy = stats.run.policy;
   draw_head_map(stats);
@@ -196,6 +212,7 @@ PanelRequests draw_control_window(const PanelView& view, const LiveStats* stats,
   if (stats && stats->has_policy) {
     ImGui::Separator();
     draw_policy(*stats, model);
+    draw_palette_snap(*stats, model);
     draw_sliders(*stats, model);
   }
   ImGui::PushTextWrapPos(0.0f);

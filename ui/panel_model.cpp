@@ -222,6 +222,10 @@ void PanelModel::reclassify() {
   commands_.push_back(InferenceCommand::reclassify());
 }
 
+void PanelModel::set_palette_snap(bool on) {
+  commands_.push_back(InferenceCommand::set_palette_snap(on));
+}
+
 void PanelModel::toggle_recording(bool recording_now) {
   commands_.push_back(recording_now
                           ? InferenceCommand::stop_recording()

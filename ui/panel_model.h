@@ -66,6 +66,8 @@ class PanelModel {
   // (its defaults the first time).
   void select_policy(const std::string& name);
   void reclassify();
+  // Note [Palette snap]: snaps the model's frames to its palette from the next block on, or not.
+  void set_palette_snap(bool on);
   // Starts a recording into a fresh folder under the record base, or stops the running one.
   void toggle_recording(bool recording_now);
 

@@ -1,6 +1,7 @@
 // What the inference thread can ask of a frame source that runs an attention policy (the world
-// model): live settings, policy switches, re-classification and the policy's stats. The game has
-// none. An interface, so the viewer's threading builds and is tested without LibTorch.
+// model): live settings, policy switches, re-classification, the palette snap and the policy's
+// stats. The game has none. An interface, so the viewer's threading builds and is tested without
+// LibTorch.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -33,6 +34,10 @@ struct PolicyRunStats {
   // Note [Block graph]: blocks of the current policy replayed from a CUDA graph, and recordings.
   int64_t graph_replayed_blocks = 0;
   int64_t graph_recordings = 0;
+  // Note [Palette snap]: whether the model's config has a palette, and whether blocks are
+  // snapped to it now (the panel's checkbox shows only with a palette).
+  bool has_palette = false;
+  bool palette_snap = false;
   attention::PolicyStats policy;
 };
 
@@ -51,6 +56,11 @@ class PolicyControl {
   virtual void configure(const nlohmann::json& settings) = 0;
   virtual void switch_policy(const std::string& name, const nlohmann::json& settings) = 0;
   virtual void reclassify() = 0;
+  // Note [Palette snap], live, from the next block on. Throws wc::Error when turned on for a
+  // model without a palette and leaves the game unchanged.
+  virtual bool has_palette() const = 0;
+  virtual bool palette_snap() const = 0;
+  virtual void set_palette_snap(bool on) = 0;
 };
 
 }  // namespace wc::ui

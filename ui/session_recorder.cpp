@@ -67,11 +67,16 @@ void SessionRecorder::finish(const std::vector<Action>& actions_since_reset,
   record["ended"] = reason;
   record["replayable"] = changes_.empty();
   if (meta_.contains("command") && meta_["command"].is_string()) {
-    // The command that rebuilds the source, with the policy the recording started with.
+    // The command that rebuilds the source, with the policy (and palette snap) the recording
+    // started with.
     std::string replay = meta_["command"].get<std::string>();
     if (meta_.contains("policy")) {
       replay += " --policy " + meta_["policy"].get<std::string>() + " --policy-settings '" +
                 meta_.value("policy_settings", nlohmann::json::object()).dump() + "'";
+    }
+    if (meta_.contains("palette_snap") && meta_["palette_snap"].is_boolean()) {
+      replay +=
+          std::string(" --palette-snap ") + (meta_["palette_snap"].get<bool>() ? "on" : "off");
     }
     replay += " --headless --seed " + std::to_string(meta_.value("seed", uint64_t{0})) +
               " --actions " + (dir / "actions.txt").string() + " --frames " +

@@ -120,6 +120,11 @@ std::string format_eval_report(const Json& report) {
       report.value("config", "?").c_str(), report.value("device", "?").c_str(),
       report.value("dtype", "?").c_str(), field(report, "seeds").size(),
       report.value("policy", "?").c_str(), num(field(report, "window_frames"), "%.0f").c_str());
+  if (report.value("palette_snap", false)) {
+    out += format("palette snap     on, %d colours (Note [Palette snap]; --palette-snap off: the "
+                  "model's raw frames)\n",
+                  report.value("palette_colours", 0));
+  }
   if (report.contains("responsiveness")) {
     const Json& r = report["responsiveness"];
     out += format(

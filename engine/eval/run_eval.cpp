@@ -65,6 +65,9 @@ nlohmann::json run_eval(const EvalOptions& options) {
       {"frame", {{"width", options.config.frame.width}, {"height", options.config.frame.height}}},
       {"frames_per_block", options.config.frames_per_block},
       {"sampler_steps", options.config.sampler.steps},
+      // Note [Palette snap]: whether the frames measured were snapped, and to how many colours.
+      {"palette_snap", options.config.palette.active()},
+      {"palette_colours", options.config.palette.colours.size()},
       {"seeds", options.seeds},
       {"seed_frames", options.seed_frames},
       {"policy", options.policy},

@@ -1,7 +1,10 @@
 // Config loading: every field is read through one checked accessor so errors name file and field.
 #include "engine/model/model_config.h"
 
+#include <cctype>
+#include <cstdio>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -12,6 +15,7 @@ namespace wc::model {
 namespace {
 
 constexpr int kMaxSide = 1 << 14;
+constexpr size_t kMaxPaletteColours = 256;
 
 FrameSize read_frame_size(ObjectReader& parent, const std::string& key) {
   ObjectReader reader(parent.get(key), parent.file(), parent.field_path(key));
@@ -20,6 +24,59 @@ FrameSize read_frame_size(ObjectReader& parent, const std::string& key) {
   size.width = reader.integer("width", 1, kMaxSide);
   reader.reject_unknown();
   return size;
+}
+
+// "#rrggbb" (hex digits of either case), or nothing.
+std::optional<std::array<uint8_t, 3>> parse_hex_colour(const nlohmann::json& value) {
+  if (!value.is_string()) return std::nullopt;
+  const std::string text = value.get<std::string>();
+  if (text.size() != 7 || text[0] != '#') return std::nullopt;
+  std::array<uint8_t, 3> colour{};
+  for (size_t c = 0; c < 3; ++c) {
+    int byte = 0;
+    for (char digit : text.substr(1 + 2 * c, 2)) {
+      const char lower = static_cast<char>(std::tolower(static_cast<unsigned char>(digit)));
+      if (lower >= '0' && lower <= '9') {
+        byte = byte * 16 + (lower - '0');
+      } else if (lower >= 'a' && lower <= 'f') {
+        byte = byte * 16 + (lower - 'a' + 10);
+      } else {
+        return std::nullopt;
+      }
+    }
+    colour[c] = static_cast<uint8_t>(byte);
+  }
+  return colour;
+}
+
+std::string hex_colour(const std::array<uint8_t, 3>& colour) {
+  char text[8];
+  std::snprintf(text, sizeof text, "#%02x%02x%02x", colour[0], colour[1], colour[2]);
+  return text;
+}
+
+// Note [Palette snap]: {"colours": ["#rrggbb", ...], "snap": true}.
+PaletteConfig read_palette(ObjectReader& parent, int channels) {
+  const std::string key = "palette";
+  ObjectReader reader(parent.get(key), parent.file(), key);
+  if (channels != 3) reader.fail(key, "needs a frame of 3 channels (RGB), not " +
+                                          std::to_string(channels));
+  PaletteConfig palette;
+  const nlohmann::json& colours = reader.get("colours");
+  const std::string path = reader.field_path("colours");
+  if (!colours.is_array() || colours.empty() || colours.size() > kMaxPaletteColours) {
+    reader.fail(path, "expected an array of 1 to " + std::to_string(kMaxPaletteColours) +
+                          " colours \"#rrggbb\"");
+  }
+  for (size_t i = 0; i < colours.size(); ++i) {
+    const std::string item = path + "[" + std::to_string(i) + "]";
+    const std::optional<std::array<uint8_t, 3>> colour = parse_hex_colour(colours[i]);
+    if (!colour) reader.fail(item, "expected a colour \"#rrggbb\", got " + colours[i].dump());
+    palette.colours.push_back(*colour);
+  }
+  palette.snap = reader.boolean("snap");
+  reader.reject_unknown();
+  return palette;
 }
 
 }  // namespace
@@ -124,6 +181,7 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
     }
     prediction.reject_unknown();
   }
+  if (reader.has("palette")) config.palette = read_palette(reader, config.channels);
   reader.reject_unknown();
 
   if (config.hidden != config.heads * config.head_dim) {
@@ -203,6 +261,11 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
       out["prediction"]["move_pixels"] = config.prediction.move_pixels;
       out["prediction"]["move_choice"] = config.prediction.sharpest_move ? "sharpest" : "mix";
     }
+  }
+  if (!config.palette.colours.empty()) {
+    nlohmann::json colours = nlohmann::json::array();
+    for (const auto& colour : config.palette.colours) colours.push_back(hex_colour(colour));
+    out["palette"] = {{"colours", colours}, {"snap", config.palette.snap}};
   }
   return out;
 }

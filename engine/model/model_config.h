@@ -2,6 +2,7 @@
 // with validation, and the tensor list a checkpoint of that architecture must hold.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -50,6 +51,16 @@ struct PredictionConfig {
   int move_choices() const { return move_pixels > 0 ? kMoves : 0; }
 };
 
+// Note [Palette snap] (engine/model/palette.h): the colours a generated frame is snapped to, each
+// pixel to its nearest, as bytes in RGB order ("#rrggbb" in JSON). Empty: no snap. Surveyed from the training data
+// by `worldcast palette`, never written by hand.
+struct PaletteConfig {
+  std::vector<std::array<uint8_t, 3>> colours;
+  // Whether play snaps. Off keeps the colours in the config (to measure the model without it).
+  bool snap = true;
+  bool active() const { return snap && !colours.empty(); }
+};
+
 struct ModelConfig {
   std::string name;
   std::string description;
@@ -74,6 +85,7 @@ struct ModelConfig {
   double rope_theta = 10000.0;
   SamplerConfig sampler;
   PredictionConfig prediction;
+  PaletteConfig palette;
 
   int patch_dim() const { return channels * patch_t * patch_h * patch_w; }
   // What the network puts out per pixel: the frame's channels, then one logit per move choice

@@ -5,6 +5,7 @@
 
 #include "engine/core/error.h"
 #include "engine/model/dit.h"
+#include "engine/model/palette.h"
 #include "engine/model/prediction.h"
 
 namespace wc::rollout {
@@ -30,10 +31,29 @@ BlockSampler::BlockSampler(model::CausalDiTImpl& model, attention::AttentionPoli
   geometry_.grid_h = config.grid_h(size);
   geometry_.grid_w = config.grid_w(size);
   const at::Device device = model.patch_embed->weight.device();
+  if (!config.palette.colours.empty()) {
+    palette_ = model::palette_tensor(config.palette, device);
+  }
+  snap_ = config.palette.active();
   if (cuda_graphs && BlockGraph::available(device)) graph_ = std::make_unique<BlockGraph>();
 }
 
 BlockSampler::~BlockSampler() = default;
+
+void BlockSampler::set_palette_snap(bool on) {
+  const model::ModelConfig& config = model_.config();
+  if (on && !palette_.defined()) {
+    throw Error(config.file.empty() ? config.name : config.file,
+                "no palette to snap to (survey one: worldcast palette --write CONFIG)");
+  }
+  if (on == snap_) return;
+  snap_ = on;
+  // The recording holds run_denoise with the old choice, and its key (the policy's) does not
+  // say which: a replay would go on with it. A fresh graph and no last key re-record the block
+  // as after a reset (Note [Block graph]).
+  if (graph_) graph_ = std::make_unique<BlockGraph>();
+  last_key_.reset();
+}
 
 attention::StepInfo BlockSampler::step_info(int64_t block_index, int step, double t,
                                             bool clean) const {
@@ -121,7 +141,8 @@ at::Tensor BlockSampler::run_denoise(const at::Tensor& noise, const at::Tensor& 
     velocity = model::velocity_from_output(prediction, velocity, x, levels, reference);
     x = x + (next - t) * velocity;
   }
-  return x;
+  // Note [Palette snap]: before the block is committed and becomes the next reference.
+  return snap_ ? model::snap_to_palette(x, palette_) : x;
 }
 
 void BlockSampler::run_commit(const at::Tensor& x0, const at::Tensor& actions, int64_t block_index,

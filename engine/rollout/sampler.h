@@ -59,7 +59,8 @@ class BlockSampler {
   // ([1, F] int64) for AR block `block_index` (its first frame is at absolute frame index
   // `frame_start`). `reference` ([1, F, C, H, W] like noise: the frame before the block, for
   // every frame) is what a model with the previous-frame skip needs (Note [Previous-frame skip]);
-  // other models ignore it and may be given an undefined tensor. Returns the clean block x0.
+  // other models ignore it and may be given an undefined tensor. Returns the clean block x0,
+  // snapped to the palette while the snap is on (Note [Palette snap], palette_snap()).
   at::Tensor denoise(const at::Tensor& noise, const at::Tensor& actions, int64_t block_index,
                      int64_t frame_start, const at::Tensor& reference);
 
@@ -75,6 +76,14 @@ class BlockSampler {
                       const at::Tensor& reference);
 
   const GraphStats& graph_stats() const { return graph_stats_; }
+
+  // Note [Palette snap], live: whether the config has colours, and whether denoise() and
+  // generate() snap to them (from the next block on). Turning the snap on without colours throws
+  // wc::Error. A change drops the recorded block graph, which recorded the old choice (Note
+  // [Block graph]): the next blocks run eagerly and record again.
+  bool has_palette() const { return palette_.defined(); }
+  bool palette_snap() const { return snap_; }
+  void set_palette_snap(bool on);
 
  private:
   attention::StepInfo step_info(int64_t block_index, int step, double t, bool clean) const;
@@ -100,6 +109,10 @@ class BlockSampler {
   model::SamplerConfig sampler_;
   std::vector<double> schedule_;
   attention::BlockGeometry geometry_;
+  // Note [Palette snap]: the config's colours [K, 3] (undefined: it has none), kept with the
+  // snap off so that it can be turned on live; `snap_`: whether run_denoise snaps to them.
+  at::Tensor palette_;
+  bool snap_ = false;
   // Graph state: the recording, its static inputs, the last block's replay key.
   std::unique_ptr<BlockGraph> graph_;
   at::Tensor graph_noise_, graph_actions_, graph_eps_, graph_reference_;

@@ -97,7 +97,8 @@ struct Session::Impl {
   nlohmann::json policy_settings;
   attention::ModelShape shape;
   std::unique_ptr<Rollout> rollout;
-  bool host_frames = true;  // see Session::set_host_frames
+  bool host_frames = true;    // see Session::set_host_frames
+  bool palette_snap = false;  // see Session::set_palette_snap; every new sampler gets it
 
   int frames_per_block() const { return config.frames_per_block; }
 
@@ -143,6 +144,14 @@ struct Session::Impl {
       }
     }
     ++r.next_block;
+  }
+
+  // A sampler of the model through `policy`, snapping as the Session does now (a switch or a
+  // reset keeps the live choice, not the config's).
+  std::unique_ptr<BlockSampler> make_sampler(attention::AttentionPolicy& policy) const {
+    auto sampler = std::make_unique<BlockSampler>(*model.ptr(), policy, size, options.cuda_graphs);
+    sampler->set_palette_snap(palette_snap);
+    return sampler;
   }
 
   // The kept clean passes again, through `sampler` (a new policy's), in their original order
@@ -194,8 +203,7 @@ struct Session::Impl {
     auto r = std::make_unique<Rollout>();
     r->seed = seed;
     r->policy = attention::create_policy(name, shape, settings);
-    r->sampler = std::make_unique<BlockSampler>(*model.ptr(), *r->policy, size,
-                                                options.cuda_graphs);
+    r->sampler = make_sampler(*r->policy);
     r->generator = at::detail::createCPUGenerator(seed);
     // Black until a block exists: -1 decodes to 0 on both frame paths.
     r->block = at::full({frames_per_block(), config.channels, size.height, size.width}, -1.0);
@@ -303,6 +311,7 @@ std::unique_ptr<Session> Session::create(const model::ModelConfig& config,
                           config.grid_w(impl->size)};
   impl->shape.device = device;
   impl->shape.dtype = impl->dtype;
+  impl->palette_snap = config.palette.active();
   impl->rollout = impl->make_rollout(seed, policy_name, impl->policy_settings);
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
@@ -387,8 +396,7 @@ void Session::switch_policy(const std::string& name, const nlohmann::json& setti
   Rollout& r = *impl_->rollout;
   // Build and fill the new policy completely before touching the rollout (no partial state).
   auto policy = attention::create_policy(name, impl_->shape, object);
-  auto sampler = std::make_unique<BlockSampler>(*impl_->model.ptr(), *policy, impl_->size,
-                                                impl_->options.cuda_graphs);
+  auto sampler = impl_->make_sampler(*policy);
   const int64_t offset = impl_->recommit_context(r, *sampler);
   r.sampler = std::move(sampler);
   r.policy = std::move(policy);
@@ -434,6 +442,17 @@ const std::string& Session::policy_name() const {
 }
 const nlohmann::json& Session::policy_settings() const {
   return impl_->policy_settings;
+}
+
+bool Session::has_palette() const {
+  return impl_->rollout->sampler->has_palette();
+}
+bool Session::palette_snap() const {
+  return impl_->palette_snap;
+}
+void Session::set_palette_snap(bool on) {
+  impl_->rollout->sampler->set_palette_snap(on);  // throws first when there is no palette
+  impl_->palette_snap = on;
 }
 
 SessionStats Session::stats() const {
@@ -515,7 +534,7 @@ void Session::load_state(const std::string& path) {
     if (r->hashes.back() != state.block_hashes[b]) {
       throw Error(path, "field 'block_hashes[" + std::to_string(b) +
                             "]': replay diverged from the saved rollout (different weights, "
-                            "device or policy settings?)");
+                            "device, policy settings or palette snap?)");
     }
   }
   const uint64_t blocks = state.block_hashes.size();

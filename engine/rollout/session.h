@@ -130,6 +130,13 @@ class Session : public FrameSource {
   void reclassify_policy();
   const std::string& policy_name() const;
   const nlohmann::json& policy_settings() const;
+  // Note [Palette snap], live: whether the config has a palette, and whether each generated
+  // block is snapped to it (from the next block on; kept across reset(), switch_policy() and
+  // load_state(), which replays under it). Throws wc::Error when turned on for a config without
+  // a palette; the Session is unchanged then.
+  bool has_palette() const;
+  bool palette_snap() const;
+  void set_palette_snap(bool on);
 
   SessionStats stats() const;
   attention::AttentionPolicy& policy();

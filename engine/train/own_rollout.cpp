@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "engine/model/palette.h"
 #include "engine/model/prediction.h"
 
 namespace wc::train {
@@ -47,6 +48,10 @@ at::Tensor own_rollout(model::CausalDiTImpl& model, const TeacherForcingBatch& b
   // clip's last block sees (Note [Deep rollout]).
   const int64_t rolling_frames = f - 2 * fpb;
   at::Tensor history = pick(batch.history).slice(1, 0, fpb).to(at::kFloat);  // the real sink
+  // Note [Palette snap]: the frames are played as play plays them.
+  const at::Tensor palette = config.palette.active()
+                                 ? model::palette_tensor(config.palette, history.device())
+                                 : at::Tensor();
   for (int64_t start = fpb; start < played; start += fpb) {
     const int64_t from = std::max(fpb, start - rolling_frames);
     const auto context_of = [&](const at::Tensor& x) {
@@ -67,7 +72,8 @@ at::Tensor own_rollout(model::CausalDiTImpl& model, const TeacherForcingBatch& b
     const at::Tensor reference = model::block_reference(window, static_cast<int>(fpb));
     const at::Tensor velocity =
         model::velocity_from_output(config.prediction, output, x1, one, reference);
-    history = at::cat({history, x1 - velocity}, 1);  // x0 = x_1 − 1·v
+    const at::Tensor x0 = x1 - velocity;  // x_1 − 1·v
+    history = at::cat({history, palette.defined() ? model::snap_to_palette(x0, palette) : x0}, 1);
   }
   return history.slice(1, played - (f - fpb));
 }

@@ -154,6 +154,41 @@ TEST(ModelGpu, GraphReplayShowsTheEagerFrames) {
   }
 }
 
+// Note [Palette snap] turned off and on again live: the recording made under the old choice is
+// never replayed under the new one (Note [Block graph]), so the frames are the eager ones, and
+// each change costs a new recording.
+TEST(ModelGpu, GraphReplayFollowsALivePaletteSnapToggle) {
+  REQUIRE_CUDA();
+  ModelConfig c = small_config(1);
+  c.palette.colours = {{0, 0, 0}, {255, 255, 255}, {98, 178, 74}, {46, 102, 204}};
+  const auto run = [&](bool graphs) {
+    rollout::SessionOptions options;
+    options.cuda_graphs = graphs;
+    auto session = rollout::Session::create(c, "", "dense", {{"window", 4}}, 9, at::kCUDA, options);
+    std::vector<at::Tensor> frames;
+    for (int i = 0; i < 24; ++i) {
+      if (i == 8 || i == 16) session->set_palette_snap(i == 16);
+      session->step(static_cast<Action>(i % 5));
+      frames.push_back(session->frame_on_device().to(at::kCPU, at::kFloat));
+    }
+    return std::make_pair(at::stack(frames), session->stats());
+  };
+  const auto [eager, eager_stats] = run(false);
+  const auto [graphed, stats] = run(true);
+  EXPECT_EQ(eager_stats.graph_replayed_blocks, 0);
+  EXPECT_GE(stats.graph_recordings, 3);
+  EXPECT_GE(stats.graph_replayed_blocks, 12);
+  // Four colours while snapped, the model's raw values in between.
+  const auto colours = [](const at::Tensor& frame) {
+    return std::get<0>(at::unique_dim(frame.reshape({3, -1}).t().contiguous(), 0)).size(0);
+  };
+  EXPECT_LE(colours(eager[7]), 4);
+  EXPECT_GT(colours(eager[12]), 4);
+  EXPECT_LE(colours(eager[20]), 4);
+  EXPECT_TRUE(at::equal(graphed, eager))
+      << "max difference " << (graphed - eager).abs().max().item<float>();
+}
+
 // The skip experiments' sampler: Note [Previous-frame skip] (the reference is a static input of
 // the recording) with Note [Action guidance] on the first step and context noise. Replayed
 // frames equal the eager ones.

@@ -186,6 +186,47 @@ TEST(ModelConfig, MovedReferenceParsesRoundTripsAndWidensTheHead) {
               HasSubstr("cfg.json: field 'prediction.move_pixels': must be in"));
 }
 
+// Note [Palette snap]: absent unless surveyed, "#rrggbb" colours read and written back, snap off
+// keeps the colours but plays without them, and each bad colour is named by its index.
+TEST(ModelConfig, PaletteParsesRoundTripsAndNamesBadColours) {
+  nlohmann::json json = game_small_json();
+  EXPECT_FALSE(parse_model_config(json, "cfg.json").palette.active());
+  json["palette"] = {{"colours", {"#62b24a", "#FFFFFF", "#000000"}}, {"snap", true}};
+  const ModelConfig with = parse_model_config(json, "cfg.json");
+  ASSERT_EQ(with.palette.colours.size(), 3u);
+  EXPECT_EQ(with.palette.colours[0], (std::array<uint8_t, 3>{98, 178, 74}));
+  EXPECT_EQ(with.palette.colours[1], (std::array<uint8_t, 3>{255, 255, 255}));
+  EXPECT_TRUE(with.palette.active());
+  const nlohmann::json written = model_config_to_json(with);
+  EXPECT_EQ(written["palette"]["colours"][1], "#ffffff");
+  EXPECT_EQ(parse_model_config(written, "again").palette.colours, with.palette.colours);
+  json["palette"]["snap"] = false;
+  const ModelConfig off = parse_model_config(json, "cfg.json");
+  EXPECT_EQ(off.palette.colours.size(), 3u);
+  EXPECT_FALSE(off.palette.active());
+  EXPECT_FALSE(parse_model_config(model_config_to_json(off), "again").palette.snap);
+  const auto error_with = [&](const nlohmann::json& palette) {
+    nlohmann::json bad = json;
+    bad["palette"] = palette;
+    return testing::error_of([&] { parse_model_config(bad, "cfg.json"); });
+  };
+  EXPECT_THAT(error_with({{"colours", {"#62b24a", "#12345g"}}, {"snap", true}}),
+              HasSubstr("cfg.json: field 'palette.colours[1]': expected a colour \"#rrggbb\""));
+  EXPECT_THAT(error_with({{"colours", {"62b24a0"}}, {"snap", true}}),
+              HasSubstr("field 'palette.colours[0]'"));
+  EXPECT_THAT(error_with({{"colours", {{98, 178, 74}}}, {"snap", true}}),
+              HasSubstr("field 'palette.colours[0]'"));
+  EXPECT_THAT(error_with({{"colours", nlohmann::json::array()}, {"snap", true}}),
+              HasSubstr("field 'palette.colours': expected an array of 1 to 256"));
+  EXPECT_THAT(error_with({{"colours", {"#62b24a"}}}), HasSubstr("field 'palette.snap': missing"));
+  EXPECT_THAT(error_with({{"colours", {"#62b24a"}}, {"snap", true}, {"snapp", 1}}),
+              HasSubstr("field 'palette.snapp': unknown key"));
+  nlohmann::json grey = json;
+  grey["channels"] = 1;
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(grey, "cfg.json"); }),
+              HasSubstr("field 'palette': needs a frame of 3 channels"));
+}
+
 TEST(ModelConfig, MissingFieldIsNamed) {
   nlohmann::json json = game_small_json();
   json.erase("layers");

@@ -53,8 +53,11 @@ TEST(OwnRollout, AModelThatPredictsNoChangePlaysItsSinkBack) {
   }
 }
 
-void expect_rollout_equals_sampler(int move_pixels, bool sharpest) {
+void expect_rollout_equals_sampler(int move_pixels, bool sharpest, bool palette = false) {
   model::ModelConfig config = skip_config();
+  if (palette) {  // Note [Palette snap]: both snap each played frame
+    config.palette.colours = {{0, 0, 0}, {255, 255, 255}, {98, 178, 74}, {46, 102, 204}};
+  }
   config.prediction.move_pixels = move_pixels;
   config.prediction.sharpest_move = sharpest;
   const TeacherForcingBatch batch = clip_batch(4, 32);
@@ -94,6 +97,8 @@ TEST(OwnRollout, EqualsTheSamplerPlayingTheClip) {
     SCOPED_TRACE("move_pixels " + std::to_string(move_pixels) + (sharpest ? " sharpest" : ""));
     expect_rollout_equals_sampler(move_pixels, sharpest);
   }
+  SCOPED_TRACE("palette snap");
+  expect_rollout_equals_sampler(4, true, /*palette=*/true);
 }
 
 // Note [Deep rollout]: with a lead, the rollout plays the sink, the lead and the run under the

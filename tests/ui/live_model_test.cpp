@@ -10,6 +10,7 @@
 #include <stb/stb_image.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -149,6 +150,96 @@ TEST_F(LiveModel, PolicySwitchOnTheThreadKeepsTheGame) {
   EXPECT_THAT(stats->error, HasSubstr("unknown policy 'no_such_policy'"));
   EXPECT_EQ(stats->policy, "dense");
   EXPECT_EQ(stats->policy_names.size(), attention::policy_names().size());
+}
+
+// Whether every pixel of an RGBA8 frame is one of `colours`.
+bool all_of_colours(const std::vector<uint8_t>& rgba,
+                    const std::vector<std::array<uint8_t, 3>>& colours) {
+  for (size_t p = 0; p < rgba.size(); p += 4) {
+    const auto same = [&](const std::array<uint8_t, 3>& c) {
+      return rgba[p] == c[0] && rgba[p + 1] == c[1] && rgba[p + 2] == c[2];
+    };
+    if (std::none_of(colours.begin(), colours.end(), same)) return false;
+  }
+  return true;
+}
+
+// Note [Palette snap] from the panel's checkbox: the command reaches the Session through its
+// PolicyControl between blocks, the next block is the model's raw frame, the stats show the new
+// state, and a recording names the change and the snap it started with.
+TEST_F(LiveModel, PaletteSnapCommandReachesTheSession) {
+  model::ModelConfig config = wc::testing::tiny_config();
+  config.palette.colours = {{0, 0, 0}, {255, 255, 255}, {98, 178, 74}, {46, 102, 204}};
+  auto session = Session::create(config, "", "dense", {{"window", 3}}, 11, at::kCPU);
+  SessionControl control(*session);
+  HeadlessRenderer renderer(*context_, 16, 16, 16, 16);
+  InferenceOptions options;
+  options.paced = false;
+  options.seed = 11;
+  options.record_meta = {{"command", "worldcast play --source model"}};
+  InferenceThread inference(*session, renderer.sink(), &control, options);
+  const fs::path record = dir_ / "rec";
+  inference.send(InferenceCommand::start_recording(record.string()));
+  inference.start();
+  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return s.frames_produced >= 2; }, kWait));
+  EXPECT_TRUE(inference.stats()->run.has_palette);
+  EXPECT_TRUE(inference.stats()->run.palette_snap);
+  inference.send(InferenceCommand::set_palette_snap(false));
+  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return !s.run.palette_snap; }, kWait));
+  const uint64_t applied_at = inference.stats()->command_frame;
+  ASSERT_TRUE(inference.wait_for(
+      [&](const LiveStats& s) { return s.frame_index >= applied_at + 2; }, kWait));
+  inference.send(InferenceCommand::stop_recording());
+  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return !s.recording; }, kWait));
+  const std::shared_ptr<const LiveStats> stats = inference.stats();
+  inference.stop();
+  EXPECT_TRUE(stats->error.empty()) << stats->error;
+  EXPECT_TRUE(stats->run.has_palette);
+  EXPECT_FALSE(session->palette_snap());
+
+  EXPECT_TRUE(
+      all_of_colours(read_png(record / recorded_frame_name(applied_at)), config.palette.colours));
+  EXPECT_FALSE(all_of_colours(read_png(record / recorded_frame_name(applied_at + 1)),
+                              config.palette.colours));
+  std::ifstream record_json(record / "record.json");
+  const nlohmann::json meta = nlohmann::json::parse(record_json);
+  EXPECT_EQ(meta["palette_snap"], true);
+  EXPECT_THAT(meta["replay_command"].get<std::string>(), HasSubstr("--palette-snap on"));
+  EXPECT_EQ(meta["replayable"], false);
+  ASSERT_EQ(meta["changes"].size(), 1u);
+  EXPECT_EQ(meta["changes"][0]["what"], "palette snap off");
+  EXPECT_EQ(meta["changes"][0]["after_frame"], applied_at);
+}
+
+// A model without a palette rejects the command (the game goes on); so does a source without a
+// policy.
+TEST_F(LiveModel, PaletteSnapWithoutAPaletteIsRejected) {
+  auto session = tiny_session("dense", {{"window", 3}});
+  SessionControl control(*session);
+  HeadlessRenderer renderer(*context_, 16, 16, 16, 16);
+  InferenceOptions options;
+  options.paced = false;
+  InferenceThread inference(*session, renderer.sink(), &control, options);
+  inference.start();
+  inference.send(InferenceCommand::set_palette_snap(true));
+  ASSERT_TRUE(inference.wait_for(
+      [](const LiveStats& s) { return !s.error.empty() && s.frames_produced >= 2; }, kWait));
+  const std::shared_ptr<const LiveStats> stats = inference.stats();
+  inference.stop();
+  EXPECT_THAT(stats->error, HasSubstr("no palette"));
+  EXPECT_FALSE(stats->run.has_palette);
+  EXPECT_FALSE(stats->run.palette_snap);
+  EXPECT_FALSE(stats->failed);
+
+  auto game = make_game_source(16, 16, 4);
+  HeadlessRenderer game_renderer(*context_, 16, 16, 16, 16);
+  InferenceThread game_inference(*game, game_renderer.sink(), nullptr, options);
+  game_inference.start();
+  game_inference.send(InferenceCommand::set_palette_snap(false));
+  ASSERT_TRUE(game_inference.wait_for([](const LiveStats& s) { return !s.error.empty(); }, kWait));
+  const std::string error = game_inference.stats()->error;
+  game_inference.stop();
+  EXPECT_THAT(error, HasSubstr("this source has no policy"));
 }
 
 // Plays `source` on the inference thread with actions changing under it, records part of it

@@ -174,6 +174,18 @@ TEST(PanelModel, PolicySelectorRemembersEachPolicysLastSettings) {
   EXPECT_EQ(c[5].seed, 3u);
 }
 
+TEST(PanelModel, PaletteSnapBecomesACommand) {
+  PanelModel model(0, ".");
+  model.set_palette_snap(false);
+  model.set_palette_snap(true);
+  const auto c = model.take_commands();
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].kind, Kind::kSetPaletteSnap);
+  EXPECT_EQ(c[0].value, 0.0);
+  EXPECT_EQ(c[1].kind, Kind::kSetPaletteSnap);
+  EXPECT_EQ(c[1].value, 1.0);
+}
+
 TEST(PanelModel, RecordStartsInAFreshFolderAndStops) {
   PanelModel model(0, "/tmp/wc_panel_model_test");
   model.toggle_recording(false);
@@ -257,6 +269,18 @@ TEST_F(PanelDraw, ModelSourceDrawsTheHeadMap) {
   six_layers.run.policy.heads.insert(six_layers.run.policy.heads.end(),
                                      stats.run.policy.heads.begin(), stats.run.policy.heads.end());
   EXPECT_GE(draw(&six_layers, model), three_layers + 12 * 4);
+  EXPECT_TRUE(model.take_commands().empty());
+}
+
+// Note [Palette snap]: the checkbox is drawn for a model with a palette only.
+TEST_F(PanelDraw, PaletteCheckboxOnlyForAModelWithAPalette) {
+  PanelModel model(0, ".");
+  LiveStats stats = model_stats({{"theta_sink", 0.9}, {"window", 6}});
+  model.observe(stats);
+  const int without = draw(&stats, model);
+  stats.run.has_palette = true;
+  stats.run.palette_snap = true;
+  EXPECT_GT(draw(&stats, model), without);
   EXPECT_TRUE(model.take_commands().empty());
 }
 

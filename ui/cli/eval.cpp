@@ -19,6 +19,7 @@
 #include "engine/eval/game_as_model.h"
 #include "engine/eval/run_eval.h"
 #include "engine/model/model_config.h"
+#include "engine/model/palette.h"
 #include "ui/cli/command.h"
 #include "ui/model_source.h"
 
@@ -35,6 +36,7 @@ struct EvalCliOptions {
   std::string device = "auto";
   std::string dtype;
   std::string cuda_graphs = "on";
+  std::string palette_snap = "config";
   int seeds = 8;
   uint64_t seed_start = 1000000;
   std::string metrics = "all";
@@ -101,6 +103,7 @@ void run_eval_command(EvalCliOptions& options) {
     throw Error(options.weights, "weights not found (expected a checkpoint folder or file)");
   }
   eval.config = resolve_config(options, game);
+  if (!game) model::apply_palette_snap(eval.config, options.palette_snap, "--palette-snap");
   eval.weights = game ? "" : options.weights;
   if (game) {
     // The reference game as the model: the ceiling of every metric (and a harness check).
@@ -188,6 +191,11 @@ const bool kRegistered = register_command("eval", [](CLI::App& app) {
                   "on or off: replay each block's denoising forwards from a CUDA graph once the "
                   "policy allows it (CUDA only)")
       ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  cmd->add_option("--palette-snap", options->palette_snap,
+                  "on, off or config: snap generated frames to the config's palette (Note "
+                  "[Palette snap]); config: as the model config says")
+      ->check(CLI::IsMember({"on", "off", "config"}))
       ->capture_default_str();
   cmd->add_option("--seeds", options->seeds, "Number of held-out world seeds")
       ->capture_default_str();

@@ -28,6 +28,7 @@ struct PlayOptions {
   std::string policy = "headcast";
   std::string policy_settings = "{}";
   std::string cuda_graphs = "on";
+  std::string palette_snap = "config";
   std::string device = "auto";
   bool headless = false;
   int frames = 60;
@@ -194,6 +195,7 @@ int play(PlayOptions o) {
     m.device = o.device;
     m.seed = o.seed;
     m.cuda_graphs = o.cuda_graphs == "on";
+    m.palette_snap = o.palette_snap;
     model = ui::make_model_source(m);
     log_info(model.summary);
     control = std::make_unique<ui::SessionControl>(*model.session);
@@ -284,6 +286,11 @@ const bool kRegistered = register_command("play", [](CLI::App& app) {
   cmd->add_option("--policy-settings", o->policy_settings, "The policy's settings as JSON")
       ->capture_default_str();
   cmd->add_option("--device", o->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  cmd->add_option("--palette-snap", o->palette_snap,
+                  "on, off or config: snap generated frames to the model's palette (Note "
+                  "[Palette snap]); config: as the model config says")
+      ->check(CLI::IsMember({"on", "off", "config"}))
+      ->capture_default_str();
   cmd->add_option("--cuda-graphs", o->cuda_graphs,
                   "on or off: replay each block's denoising forwards from a CUDA graph once the "
                   "policy allows it (CUDA only)")
