@@ -53,6 +53,10 @@ const char* cell_mode_name(CellMode mode) {
   return mode == CellMode::kDivisor ? "divisor" : "ragged";
 }
 
+const char* spatial_proxy_name(SpatialProxyKind kind) {
+  return kind == SpatialProxyKind::kCells ? "cells" : "neighbourhood";
+}
+
 // Checks a "cast" value and returns it unchanged (null, {"mix": [...]}, {"layers": [[...]]}).
 nlohmann::json validate_cast(const nlohmann::json& cast, const ModelShape& shape,
                              const char* where) {
@@ -137,6 +141,14 @@ CastSettings apply_cast_settings(CastSettings base, const nlohmann::json& json,
       t.theta_spatial_score = read_number(value, where, key, -kBig, kBig);
     } else if (key == "gamma") {
       t.gamma = read_number(value, where, key, 0.0, kBig);
+    } else if (key == "spatial_proxy") {
+      if (value == "neighbourhood") {
+        base.spatial_proxy = SpatialProxyKind::kNeighbourhood;
+      } else if (value == "cells") {
+        base.spatial_proxy = SpatialProxyKind::kCells;
+      } else {
+        fail(where, key, "expected \"neighbourhood\" or \"cells\", got " + value.dump());
+      }
     } else if (key == "radius") {
       base.radius = static_cast<int>(read_int(value, where, key, 0, 1 << 16));
     } else if (key == "cell") {
@@ -165,7 +177,8 @@ CastSettings apply_cast_settings(CastSettings base, const nlohmann::json& json,
     } else {
       fail(where, key,
            "unknown key (known: window, theta_dummy, theta_sink, theta_spatial, "
-           "theta_spatial_score, gamma, radius, cell, cell_mode, classify_block, classify_step, "
+           "theta_spatial_score, gamma, spatial_proxy, radius, cell, cell_mode, classify_block, "
+           "classify_step, "
            "query_sample, seed, cast)");
     }
   }
@@ -184,6 +197,7 @@ nlohmann::json cast_settings_json(const CastSettings& settings) {
           {"theta_spatial", t.theta_spatial},
           {"theta_spatial_score", t.theta_spatial_score},
           {"gamma", t.gamma},
+          {"spatial_proxy", spatial_proxy_name(settings.spatial_proxy)},
           {"radius", settings.radius},
           {"cell", settings.cell},
           {"cell_mode", cell_mode_name(settings.cell_mode)},

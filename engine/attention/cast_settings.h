@@ -15,6 +15,9 @@ namespace wc::attention {
 // How the spatial path cuts a frame's [h, w] grid into cells. See Note [Spatial cells].
 enum class CellMode : uint8_t { kDivisor, kRagged };
 
+// What classification restricts a Spatial candidate to. See Note [Spatial proxy].
+enum class SpatialProxyKind : uint8_t { kNeighbourhood, kCells };
+
 struct CastThresholds {
   double theta_dummy = 0.95;
   double theta_sink = 0.95;
@@ -26,7 +29,8 @@ struct CastThresholds {
 struct CastSettings {
   int64_t window = 0;  // frames, sink block included; 0 = unbounded
   CastThresholds thresholds;
-  int radius = 2;  // classification's spatial neighbourhood (tokens)
+  SpatialProxyKind spatial_proxy = SpatialProxyKind::kCells;  // Note [Spatial proxy]
+  int radius = 2;  // classification's spatial neighbourhood (tokens), for kNeighbourhood
   int cell = 10;   // deployed spatial cell edge (tokens)
   CellMode cell_mode = CellMode::kDivisor;
   int64_t classify_block = -1;  // -1: the first block whose history holds `window` frames

@@ -77,7 +77,7 @@ std::vector<int64_t> sample_query_rows(int64_t tokens, int64_t sample, uint64_t 
 }
 
 std::vector<HeadEvidence> classify_heads(const ClassifyInputs& in, const std::vector<int64_t>& rows,
-                                         int radius) {
+                                         const SpatialProxy& proxy) {
   const auto device = in.q.device();
   const BlockGeometry& g = in.geometry;
   const int64_t frame_tokens = g.tokens_per_frame();
@@ -93,18 +93,30 @@ std::vector<HeadEvidence> classify_heads(const ClassifyInputs& in, const std::ve
     return f / block_frames == current - 1 || f / block_frames == current;
   });
 
-  // Spatial mask [rows, keys]: the same neighbourhood in every slot, built for one frame and
-  // repeated (a [rows, keys] index grid would cost gigabytes at 1080P).
+  // Spatial mask [rows, keys]: the same region in every slot, built for one frame and repeated
+  // (a [rows, keys] index grid would cost gigabytes at 1080P).
   const at::Tensor key_pos =
       at::arange(frame_tokens, at::TensorOptions().dtype(at::kLong).device(device));
   const at::Tensor query_pos = row_index.remainder(frame_tokens);
-  const at::Tensor dy =
-      (query_pos.div(g.grid_w, "floor").unsqueeze(1) - key_pos.div(g.grid_w, "floor").unsqueeze(0))
-          .abs();
-  const at::Tensor dx =
-      (query_pos.remainder(g.grid_w).unsqueeze(1) - key_pos.remainder(g.grid_w).unsqueeze(0)).abs();
-  const at::Tensor spatial_mask =
-      dy.le(radius).logical_and(dx.le(radius)).repeat({1, in.k.size(2) / frame_tokens});
+  at::Tensor frame_mask;
+  if (proxy.cells) {
+    std::vector<int64_t> cell_ids;
+    cell_ids.reserve(static_cast<size_t>(frame_tokens));
+    for (int y = 0; y < g.grid_h; ++y) {
+      for (int x = 0; x < g.grid_w; ++x) cell_ids.push_back(proxy.cells->cell_of(y, x));
+    }
+    const at::Tensor cell = long_tensor(cell_ids, device);
+    frame_mask = cell.index_select(0, query_pos).unsqueeze(1).eq(cell.unsqueeze(0));
+  } else {
+    const at::Tensor dy = (query_pos.div(g.grid_w, "floor").unsqueeze(1) -
+                           key_pos.div(g.grid_w, "floor").unsqueeze(0))
+                              .abs();
+    const at::Tensor dx =
+        (query_pos.remainder(g.grid_w).unsqueeze(1) - key_pos.remainder(g.grid_w).unsqueeze(0))
+            .abs();
+    frame_mask = dy.le(proxy.radius).logical_and(dx.le(proxy.radius));
+  }
+  const at::Tensor spatial_mask = frame_mask.repeat({1, in.k.size(2) / frame_tokens});
 
   std::vector<HeadEvidence> evidence;
   for (int64_t h = 0; h < in.q.size(1); ++h) {

@@ -76,6 +76,9 @@ void HeadCastPolicy::classify(Layer& layer, int index, const at::Tensor& q, int6
   PathScope scope(timer_, "classify");
   const auto rows = sample_query_rows(shape_.geometry.tokens_per_block(), settings_.query_sample,
                                       settings_.seed * 1000003ull + static_cast<uint64_t>(index));
+  const CellGrid cells = layout().spatial_cells;
+  SpatialProxy proxy{settings_.radius, nullptr};
+  if (settings_.spatial_proxy == SpatialProxyKind::kCells) proxy.cells = &cells;
   for (const WindowStore& store : layer.stores.windows()) {
     ClassifyInputs inputs;
     inputs.q = store.selection(grouped).gather(q);
@@ -86,7 +89,7 @@ void HeadCastPolicy::classify(Layer& layer, int index, const at::Tensor& q, int6
     inputs.slot_frames.insert(inputs.slot_frames.end(), current.begin(), current.end());
     inputs.geometry = shape_.geometry;
     inputs.block = block;
-    const auto evidence = classify_heads(inputs, rows, settings_.radius);
+    const auto evidence = classify_heads(inputs, rows, proxy);
     for (size_t p = 0; p < evidence.size(); ++p) {
       layer.evidence[static_cast<size_t>(store.heads()[p])] = evidence[p];
     }

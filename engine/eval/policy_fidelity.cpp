@@ -30,6 +30,28 @@ nlohmann::json optional_json(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
+nlohmann::json score_json(float score) {
+  return score == score ? nlohmann::json(score) : nlohmann::json(nullptr);
+}
+
+// Every head's type and classification scores, [layer][head], so a report says exactly which
+// heads were cast how and on what evidence (null scores: never classified, or forced).
+nlohmann::json cast_table(const attention::PolicyStats& stats) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& layer : stats.heads) {
+    nlohmann::json heads = nlohmann::json::array();
+    for (const attention::HeadStats& head : layer) {
+      heads.push_back({{"type", attention::head_type_name(head.type)},
+                       {"sink", score_json(head.scores.sink)},
+                       {"dummy", score_json(head.scores.dummy)},
+                       {"spatial_mean", score_json(head.scores.spatial_mean)},
+                       {"spatial_score", score_json(head.scores.spatial_score)}});
+    }
+    layers.push_back(heads);
+  }
+  return layers;
+}
+
 // The policy's cast and cache at the end of the last seed (a Session only).
 nlohmann::json cast_summary(FrameSource& source) {
   rollout::Session* session = session_of(source);
@@ -43,6 +65,7 @@ nlohmann::json cast_summary(FrameSource& source) {
   return {{"settings", session->policy().settings()},
           {"classified", stats.classified},
           {"heads_by_type", heads},
+          {"cast", cast_table(stats)},
           {"cache_tokens", stats.total_tokens()},
           {"cache_bytes", stats.total_bytes()}};
 }

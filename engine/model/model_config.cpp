@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/attention/registry.h"
 #include "engine/core/error.h"
 #include "engine/core/json_object_reader.h"
 
@@ -59,8 +60,8 @@ std::string hex_colour(const std::array<uint8_t, 3>& colour) {
 PaletteConfig read_palette(ObjectReader& parent, int channels) {
   const std::string key = "palette";
   ObjectReader reader(parent.get(key), parent.file(), key);
-  if (channels != 3) reader.fail(key, "needs a frame of 3 channels (RGB), not " +
-                                          std::to_string(channels));
+  if (channels != 3)
+    reader.fail(key, "needs a frame of 3 channels (RGB), not " + std::to_string(channels));
   PaletteConfig palette;
   const nlohmann::json& colours = reader.get("colours");
   const std::string path = reader.field_path("colours");
@@ -77,6 +78,27 @@ PaletteConfig read_palette(ObjectReader& parent, int channels) {
   palette.snap = reader.boolean("snap");
   reader.reject_unknown();
   return palette;
+}
+
+// Each entry of "policies" names a known policy and holds settings it accepts for this model's
+// shape (checked by building it on the CPU, where its stores are still empty).
+void check_policies(const ModelConfig& config, ObjectReader& reader) {
+  if (!config.policies.is_object()) reader.fail("policies", "expected an object");
+  attention::ModelShape shape;
+  shape.num_layers = config.layers;
+  shape.num_heads = config.heads;
+  shape.head_dim = config.head_dim;
+  shape.geometry = {config.frames_per_block, config.grid_h(config.frame),
+                    config.grid_w(config.frame)};
+  for (const auto& [name, settings] : config.policies.items()) {
+    const std::string field = "policies." + name;
+    if (!settings.is_object()) reader.fail(field, "expected an object of the policy's settings");
+    try {
+      attention::create_policy(name, shape, settings);
+    } catch (const Error& error) {
+      reader.fail(field, error.what());
+    }
+  }
 }
 
 }  // namespace
@@ -101,6 +123,13 @@ FrameSize ModelConfig::resolve(const std::string& resolution) const {
                 "unknown resolution '" + resolution + "' (known: " + known + ")");
   }
   return it->second;
+}
+
+nlohmann::json ModelConfig::policy_settings(const std::string& name,
+                                            const nlohmann::json& given) const {
+  nlohmann::json settings = policies.contains(name) ? policies.at(name) : nlohmann::json::object();
+  if (given.is_object()) settings.update(given);
+  return settings;
 }
 
 ModelConfig parse_model_config(const nlohmann::json& json, const std::string& file) {
@@ -182,6 +211,7 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
     prediction.reject_unknown();
   }
   if (reader.has("palette")) config.palette = read_palette(reader, config.channels);
+  if (reader.has("policies")) config.policies = reader.get("policies");
   reader.reject_unknown();
 
   if (config.hidden != config.heads * config.head_dim) {
@@ -205,6 +235,7 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
       reader.fail("resolutions." + name, "must be a whole number of patches");
     }
   }
+  check_policies(config, reader);
   return config;
 }
 
@@ -267,6 +298,7 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
     for (const auto& colour : config.palette.colours) colours.push_back(hex_colour(colour));
     out["palette"] = {{"colours", colours}, {"snap", config.palette.snap}};
   }
+  if (!config.policies.empty()) out["policies"] = config.policies;
   return out;
 }
 

@@ -52,8 +52,8 @@ struct PredictionConfig {
 };
 
 // Note [Palette snap] (engine/model/palette.h): the colours a generated frame is snapped to, each
-// pixel to its nearest, as bytes in RGB order ("#rrggbb" in JSON). Empty: no snap. Surveyed from the training data
-// by `worldcast palette`, never written by hand.
+// pixel to its nearest, as bytes in RGB order ("#rrggbb" in JSON). Empty: no snap. Surveyed from
+// the training data by `worldcast palette`, never written by hand.
 struct PaletteConfig {
   std::vector<std::array<uint8_t, 3>> colours;
   // Whether play snaps. Off keeps the colours in the config (to measure the model without it).
@@ -61,6 +61,11 @@ struct PaletteConfig {
   bool active() const { return snap && !colours.empty(); }
 };
 
+// Note [Model policy settings]: a model may carry its own settings for named attention policies
+// ("policies": {"headcast": {"theta_dummy": 0.98}}), measured for it and written in its model
+// card. They sit under whatever the caller gives (the CLI's --policy-settings, eval's --settings,
+// the plugin's JSON, the panel), so a user can still set any key; absent keys fall back to the
+// policy's own defaults. Validated at load by building each policy for this model's shape.
 struct ModelConfig {
   std::string name;
   std::string description;
@@ -86,6 +91,10 @@ struct ModelConfig {
   SamplerConfig sampler;
   PredictionConfig prediction;
   PaletteConfig palette;
+  nlohmann::json policies = nlohmann::json::object();  // name -> settings object
+
+  // The settings of policy `name`: this model's settings for it with `given`'s keys over them.
+  nlohmann::json policy_settings(const std::string& name, const nlohmann::json& given) const;
 
   int patch_dim() const { return channels * patch_t * patch_h * patch_w; }
   // What the network puts out per pixel: the frame's channels, then one logit per move choice

@@ -71,11 +71,11 @@ struct Session::Rollout {
   std::vector<int64_t> actions;  // one per generated frame
   std::vector<uint64_t> hashes;  // one per generated block, see resolve_hashes
   std::vector<at::Tensor> pending_hashes;  // block_hash values not yet read back
-  at::Tensor block_device;       // last block, model device and dtype [F, C, H, W]
-  at::Tensor block;              // the same, CPU float32 (lazy: see host_frames)
-  at::Tensor rgba;               // its frames, uint8 [F, H, W, 4] (lazy likewise)
-  bool host_stale = false;       // block/rgba not yet made from block_device
-  int shown = 0;                 // which frame of the block is current
+  at::Tensor block_device;                 // last block, model device and dtype [F, C, H, W]
+  at::Tensor block;                        // the same, CPU float32 (lazy: see host_frames)
+  at::Tensor rgba;                         // its frames, uint8 [F, H, W, 4] (lazy likewise)
+  bool host_stale = false;                 // block/rgba not yet made from block_device
+  int shown = 0;                           // which frame of the block is current
   uint64_t frame_index = 0;
   double model_ms = 0.0, decode_ms = 0.0, model_ms_sum = 0.0, decode_ms_sum = 0.0;
   std::optional<ContextBlock> first_block;
@@ -202,7 +202,8 @@ struct Session::Impl {
                                         const nlohmann::json& settings) const {
     auto r = std::make_unique<Rollout>();
     r->seed = seed;
-    r->policy = attention::create_policy(name, shape, settings);
+    // Note [Model policy settings]: the model's own settings under the caller's.
+    r->policy = attention::create_policy(name, shape, config.policy_settings(name, settings));
     r->sampler = make_sampler(*r->policy);
     r->generator = at::detail::createCPUGenerator(seed);
     // Black until a block exists: -1 decodes to 0 on both frame paths.
@@ -395,7 +396,8 @@ void Session::switch_policy(const std::string& name, const nlohmann::json& setti
   const nlohmann::json object = settings.is_null() ? nlohmann::json::object() : settings;
   Rollout& r = *impl_->rollout;
   // Build and fill the new policy completely before touching the rollout (no partial state).
-  auto policy = attention::create_policy(name, impl_->shape, object);
+  auto policy =
+      attention::create_policy(name, impl_->shape, impl_->config.policy_settings(name, object));
   auto sampler = impl_->make_sampler(*policy);
   const int64_t offset = impl_->recommit_context(r, *sampler);
   r.sampler = std::move(sampler);

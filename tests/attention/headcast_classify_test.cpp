@@ -359,6 +359,8 @@ TEST(HeadCastSettings, BadSettingsNameTheKey) {
       {{{"theta_spatial", true}}, "theta_spatial"},
       {{{"theta_spatial_score", {1}}}, "theta_spatial_score"},
       {{{"gamma", -1}}, "gamma"},
+      {{{"spatial_proxy", "sliding"}}, "spatial_proxy"},
+      {{{"spatial_proxy", 2}}, "spatial_proxy"},
       {{{"radius", -1}}, "radius"},
       {{{"radius", 1.5}}, "radius"},
       {{{"cell", 0}}, "cell"},

@@ -15,7 +15,7 @@ inline model::ModelConfig eval_tiny_config(int side) {
   c.resolutions.clear();
   c.patch_h = 8;
   c.patch_w = 8;
-  c.sampler.shift = model::ModelConfig{}.sampler.shift;
+  c.sampler.shift = model::SamplerConfig{}.shift;
   return c;
 }
 

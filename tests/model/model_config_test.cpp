@@ -227,6 +227,37 @@ TEST(ModelConfig, PaletteParsesRoundTripsAndNamesBadColours) {
               HasSubstr("field 'palette': needs a frame of 3 channels"));
 }
 
+// Note [Model policy settings]: a model's own policy settings parse, round-trip, sit under the
+// caller's keys, and a bad policy name, a non-object or a key the policy rejects is named.
+TEST(ModelConfig, PolicySettingsParseMergeAndNameBadEntries) {
+  nlohmann::json json = game_small_json();
+  EXPECT_EQ(parse_model_config(json, "cfg.json").policy_settings("headcast", {{"window", 9}}),
+            (nlohmann::json{{"window", 9}}));
+  json["policies"] = {{"headcast", {{"theta_dummy", 0.98}, {"theta_sink", 0.98}}}};
+  const ModelConfig with = parse_model_config(json, "cfg.json");
+  EXPECT_EQ(with.policy_settings("headcast", nlohmann::json::object()),
+            (nlohmann::json{{"theta_dummy", 0.98}, {"theta_sink", 0.98}}));
+  EXPECT_EQ(with.policy_settings("headcast", {{"theta_dummy", 0.9}, {"window", 9}}),
+            (nlohmann::json{{"theta_dummy", 0.9}, {"theta_sink", 0.98}, {"window", 9}}));
+  EXPECT_EQ(with.policy_settings("dense", nlohmann::json(nullptr)), nlohmann::json::object());
+  EXPECT_EQ(parse_model_config(model_config_to_json(with), "again").policies, with.policies);
+  const auto error_with = [&](const nlohmann::json& policies) {
+    nlohmann::json bad = json;
+    bad["policies"] = policies;
+    return testing::error_of([&] { parse_model_config(bad, "cfg.json"); });
+  };
+  EXPECT_THAT(error_with({{"headcats", nlohmann::json::object()}}),
+              HasSubstr("cfg.json: field 'policies.headcats': "));
+  EXPECT_THAT(error_with({{"headcast", 0.98}}),
+              HasSubstr("cfg.json: field 'policies.headcast': expected an object"));
+  EXPECT_THAT(error_with({{"headcast", {{"theta_dumy", 0.98}}}}),
+              HasSubstr("cfg.json: field 'policies.headcast': "));
+  EXPECT_THAT(error_with({{"headcast", {{"theta_dumy", 0.98}}}}), HasSubstr("theta_dumy"));
+  EXPECT_THAT(error_with({{"headcast", {{"spatial_proxy", "box"}}}}), HasSubstr("spatial_proxy"));
+  EXPECT_THAT(error_with(nlohmann::json::array()),
+              HasSubstr("cfg.json: field 'policies': expected an object"));
+}
+
 TEST(ModelConfig, MissingFieldIsNamed) {
   nlohmann::json json = game_small_json();
   json.erase("layers");

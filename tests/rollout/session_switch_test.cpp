@@ -144,6 +144,31 @@ TEST(SessionSwitch, LiveSettingsSurviveResetAndBadOnesAreRejected) {
   EXPECT_EQ(s->policy().settings()["window"], 3);
 }
 
+// Note [Model policy settings]: the config's settings for a policy apply at creation, at every
+// switch to it and after reset, under the caller's keys; the Session keeps only the caller's.
+TEST(SessionSwitch, ModelPolicySettingsSitUnderTheCallersThroughSwitchesAndResets) {
+  model::ModelConfig config = testing::tiny_config();
+  config.policies = {{"headcast", {{"theta_dummy", 0.5}, {"theta_sink", 0.75}}}};
+  SessionOptions options;
+  options.context_blocks = 6;
+  auto s = Session::create(config, "", "headcast", {{"window", 3}, {"theta_sink", 0.25}}, 5,
+                           at::kCPU, options);
+  const auto expect_settings = [&](double dummy, double sink) {
+    EXPECT_DOUBLE_EQ(s->policy().settings()["theta_dummy"].get<double>(), dummy);
+    EXPECT_DOUBLE_EQ(s->policy().settings()["theta_sink"].get<double>(), sink);
+  };
+  expect_settings(0.5, 0.25);
+  EXPECT_FALSE(s->policy_settings().contains("theta_dummy"));
+  play(*s, 4);
+  s->switch_policy("dense", nlohmann::json::object());
+  s->switch_policy("headcast", {{"window", 3}});
+  expect_settings(0.5, 0.75);
+  s->reset(5);
+  expect_settings(0.5, 0.75);
+  s->configure_policy({{"theta_dummy", 0.9}});
+  expect_settings(0.9, 0.75);
+}
+
 TEST(SessionSwitch, CombinedTakesHeadCastKeysMidGameByRebuildingFromTheContext) {
   auto s = make("combined", {{"window", 3}});
   play(*s, 4);
