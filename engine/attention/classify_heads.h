@@ -27,10 +27,11 @@ struct ClassifyInputs {
 // two differ most for a query near a cell edge: its neighbourhood reaches across the edge, its
 // cell does not. At Wan's 30x52-token latents with 10x10 cells few queries sit near an edge; at
 // our 16x16 grid, cut into 8x8 cells, half of them do, and in a scrolling game a head that follows
-// content moving one token a frame reaches across an edge within a few frames. There the
-// neighbourhood proxy casts heads Spatial that the deployed path then starves. "cells" scores the
-// deployed path itself (each query's own cell in every slot), so M_sp, P5 and e describe what the
-// head will compute. Measured on the bundled model: assets/models/game-small-moves/MODEL_CARD.md.
+// content moving one token a frame reaches across an edge within a few frames. A cell also gives
+// a query inside it more context than the neighbourhood, so the proxy errs both ways: it casts
+// heads Spatial that the cells starve and leaves Global heads the cells would serve. "cells"
+// scores the deployed path itself (each query's own cell in every slot), so M_sp, P5 and e
+// describe what the head will compute. Measured on the bundled model: assets/models/game-small-moves/MODEL_CARD.md.
 //
 // The spatial restriction classification measures: the paper's sliding
 // neighbourhood |y'−y| ≤ radius, |x'−x| ≤ radius, or the deployed cells themselves.
