@@ -21,6 +21,38 @@ at::Tensor copied_pixels(const at::Tensor& overlay, int move_pixels) {
   return at::stack(masks, 0);
 }
 
+// mask [B, H, W] bool moved by each clip's choice move [B] (pixel p takes the mask at p + o_j;
+// outside the frame counts as false).
+at::Tensor moved_mask(const at::Tensor& mask, const at::Tensor& move, int move_pixels) {
+  const int64_t m = move_pixels, b = mask.size(0), h = mask.size(1), w = mask.size(2);
+  const at::Tensor padded = at::constant_pad_nd(mask.to(at::kFloat), {m, m, m, m}, 0.0);
+  const int64_t offsets[model::PredictionConfig::kMoves][2] = {
+      {0, 0}, {-m, 0}, {m, 0}, {0, -m}, {0, m}};
+  std::vector<at::Tensor> choices;
+  for (const auto& o : offsets) {
+    choices.push_back(padded.slice(1, m + o[0], m + o[0] + h).slice(2, m + o[1], m + o[1] + w));
+  }
+  const at::Tensor index = move.view({b, 1, 1, 1}).expand({b, 1, h, w});
+  return at::stack(choices, 1).gather(1, index).squeeze(1) > 0.5;
+}
+
+// [B, F − 1, 1, H, W] bool: the pixels of each target frame whose content, followed back through
+// the game's moves while frames stay adjacent, was under an overlay at some earlier frame.
+at::Tensor uncovered_pixels(const at::Tensor& overlay, const at::Tensor& move,
+                            const at::Tensor& adjacent, int move_pixels) {
+  const int64_t b = move.size(0), frames = move.size(1);
+  const at::Tensor under = overlay.unsqueeze(0).expand({b, overlay.size(0), overlay.size(1)});
+  at::Tensor swept = under;  // of frame 0: what the overlays cover
+  std::vector<at::Tensor> out;
+  for (int64_t i = 0; i < frames; ++i) {
+    const at::Tensor from_swept =
+        moved_mask(swept, move.select(1, i), move_pixels) & adjacent.select(1, i).view({b, 1, 1});
+    out.push_back(from_swept);
+    swept = from_swept | under;
+  }
+  return at::stack(out, 1).unsqueeze(2);
+}
+
 }  // namespace
 
 at::Tensor overlay_mask(int width, int height) {
@@ -35,7 +67,7 @@ at::Tensor overlay_mask(int width, int height) {
 
 at::Tensor consistent_frames(const at::Tensor& truth, const at::Tensor& history,
                              const at::Tensor& positions, const at::Tensor& own,
-                             const at::Tensor& overlay, int move_pixels) {
+                             const at::Tensor& overlay, int move_pixels, bool uncovered_from_game) {
   const int64_t b = truth.size(0), f = truth.size(1);
   const at::Tensor target = truth.slice(1, 1).to(at::kFloat);             // frames 1..
   const at::Tensor keep = (~overlay).to(target.device()).to(at::kFloat);  // [H, W]
@@ -59,8 +91,11 @@ at::Tensor consistent_frames(const at::Tensor& truth, const at::Tensor& history,
                             ~overlay.to(target.device());
   const at::Tensor adjacent = (positions.slice(1, 1) == positions.slice(1, 0, f - 1) + 1)
                                   .to(target.device());  // [B, F − 1]
-  const at::Tensor use =
+  at::Tensor use =
       copied & adjacent.view({b, f - 1, 1, 1, 1}) & own.to(target.device()).view({b, 1, 1, 1, 1});
+  if (uncovered_from_game) {
+    use = use & ~uncovered_pixels(overlay.to(target.device()), move, adjacent, move_pixels);
+  }
   return at::where(use, moved_own, target);
 }
 

@@ -28,16 +28,27 @@ namespace wc::train {
 // or before a lead) keep the game's frame. Clips with true history need nothing: there the two
 // targets agree wherever the game is a pure scroll.
 
+// Note [Uncovered pixels]
+// The rule above takes a pixel from the model's own frame unless its source lay under an overlay
+// in that one step. But the model's own frames carry its mistakes: when it fails to erase the
+// sprite's moved copy, the copy sits outside the overlay one frame later, and from then on the
+// target asks to keep it and scroll it with the world. Long walks show exactly that: columns of
+// sprite copies behind the player. So, optionally, a pixel's source is followed back through the
+// run's moves, and a pixel whose content was under an overlay at any earlier frame of the run
+// (the swept path behind the sprite) reaches for the game's frame too. That is still only what the
+// history can tell: the game's world there was in view before the sprite passed over it.
+
 // game::screen_overlays at this frame size, as a [H, W] bool mask (true inside).
 at::Tensor overlay_mask(int width, int height);
 
 // The frames to reach for the noisy frames of the clips (frames 1.. F − 1; one frame per block):
 // [B, F − 1, C, H, W] float32. `truth` and `history` are [B, F, C, H, W] (the game's frames and
 // the history the model saw), `positions` [B, F], `own` [B] bool (the clips whose history is the
-// model's own), `overlay` [H, W] bool.
+// model's own), `overlay` [H, W] bool. `uncovered_from_game`: Note [Uncovered pixels].
 at::Tensor consistent_frames(const at::Tensor& truth, const at::Tensor& history,
                              const at::Tensor& positions, const at::Tensor& own,
-                             const at::Tensor& overlay, int move_pixels);
+                             const at::Tensor& overlay, int move_pixels,
+                             bool uncovered_from_game = false);
 
 // The batch retargeted at `frames` ([B, F − 1, ...]): the noisy frames are remade from them with
 // the batch's own noise, and the velocity target and the clean frames follow.

@@ -27,6 +27,10 @@ struct LossSpec {
   // its own previous frame moved as the game moved ("own_target": "consistent"), not the game's
   // frame ("truth"). Needs a moved reference, one frame per block and own-history clips.
   bool consistent_target = false;
+  // Note [Uncovered pixels] (consistent_target.h), with the consistent target ("own_target":
+  // "consistent_uncovered"): pixels the overlays uncovered during the run reach for the game's
+  // frame.
+  bool uncovered_from_game = false;
 };
 
 // [B, F − fpb, 1, H, W] float32 weights for the noisy frames (fpb..F−1) of a clip batch's true

@@ -98,11 +98,13 @@ TrainConfig parse_train_config(const nlohmann::json& json, const std::string& fi
       c.loss.straight_through_moves = l.boolean("straight_through_moves");
     if (l.has("own_target")) {
       const std::string target = l.string("own_target");
-      if (target != "truth" && target != "consistent") {
+      if (target != "truth" && target != "consistent" && target != "consistent_uncovered") {
         l.fail(l.field_path("own_target"),
-               "must be \"truth\" or \"consistent\", got \"" + target + "\"");
+               "must be \"truth\", \"consistent\" or \"consistent_uncovered\", got \"" + target +
+                   "\"");
       }
-      c.loss.consistent_target = target == "consistent";
+      c.loss.consistent_target = target != "truth";
+      c.loss.uncovered_from_game = target == "consistent_uncovered";
     }
     l.reject_unknown();
   }

@@ -346,7 +346,8 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
             batch,
             consistent_frames(batch.clean, batch.history,
                               batch.input.positions.slice(1, 0, batch.noisy_first),
-                              batch.own_context, overlay, model_config.prediction.move_pixels));
+                              batch.own_context, overlay, model_config.prediction.move_pixels,
+                              config.loss.uncovered_from_game));
       }
     }
     at::Tensor chosen;

@@ -50,25 +50,37 @@ Scroll scrolling_clips(uint64_t seed) {
   return s;
 }
 
-// The target of Note [Consistent target], pixel by pixel.
+// The target of Note [Consistent target], pixel by pixel; with `uncovered`, Note [Uncovered
+// pixels]: a pixel whose source was under an overlay at any earlier adjacent frame keeps the
+// game's.
 at::Tensor reference_frames(const Scroll& s, const at::Tensor& history, const at::Tensor& positions,
-                            const at::Tensor& own) {
+                            const at::Tensor& own, bool uncovered = false) {
   at::Tensor out = s.truth.slice(1, 1).clone();
   const auto overlay = s.overlay.accessor<bool, 2>();
   for (int b = 0; b < kClips; ++b) {
     if (!own[b].item<bool>()) continue;
+    std::vector<std::vector<bool>> swept(kSide, std::vector<bool>(kSide));
+    for (int y = 0; y < kSide; ++y) {
+      for (int x = 0; x < kSide; ++x) swept[y][x] = overlay[y][x];
+    }
     for (int f = 1; f < kFrames; ++f) {
-      if (positions[b][f].item<int64_t>() != positions[b][f - 1].item<int64_t>() + 1) continue;
+      std::vector<std::vector<bool>> next(kSide, std::vector<bool>(kSide));
+      const bool adjacent =
+          positions[b][f].item<int64_t>() == positions[b][f - 1].item<int64_t>() + 1;
       const auto& o = kOffsets[static_cast<size_t>(s.moves[static_cast<size_t>(b)][f])];
       for (int y = 0; y < kSide; ++y) {
         for (int x = 0; x < kSide; ++x) {
           const int sy = y + o[0], sx = x + o[1];
-          if (sy < 0 || sy >= kSide || sx < 0 || sx >= kSide) continue;  // scrolled in
+          const bool inside = sy >= 0 && sy < kSide && sx >= 0 && sx < kSide;
+          next[y][x] = overlay[y][x] || (adjacent && inside && swept[sy][sx]);
+          if (!adjacent || !inside) continue;  // not the frame before, or scrolled in
           if (overlay[y][x] || overlay[sy][sx]) continue;
+          if (uncovered && swept[sy][sx]) continue;
           out[b][f - 1].select(1, y).select(1, x).copy_(
               history[b][f - 1].select(1, sy).select(1, sx));
         }
       }
+      swept = next;
     }
   }
   return out;
@@ -100,6 +112,58 @@ TEST(ConsistentTarget, OwnHistoryIsMovedAsTheGameMoved) {
     EXPECT_TRUE(frames[2].equal(s.truth[2].slice(0, 1))) << "a clip of true history";
     EXPECT_TRUE(frames[0][0].equal(s.truth[0][1])) << "after a sink that is not the frame before";
   }
+}
+
+// Note [Uncovered pixels] against the pixel loop, and on a trail: a copy of the sprite that the
+// model's own frame left just outside the overlay, where the sprite just was, is kept and moved by
+// the consistent target but replaced by the game's frame with uncovered pixels followed.
+TEST(ConsistentTarget, UncoveredPixelsReachForTheGame) {
+  for (uint64_t seed : {6u, 7u, 8u}) {
+    const Scroll s = scrolling_clips(seed);
+    at::Tensor history = s.truth.clone();
+    history.slice(1, 1) += at::randn_like(history.slice(1, 1)) * 0.3;
+    at::Tensor positions = at::arange(kFrames, at::kLong).repeat({kClips, 1});
+    positions[2].slice(0, 3) += 9;  // clip 2: a break in the run resets what was swept
+    const at::Tensor own = at::ones({kClips}, at::kBool);
+    const at::Tensor frames =
+        consistent_frames(s.truth, history, positions, own, s.overlay, kMove, true);
+    const at::Tensor expected = reference_frames(s, history, positions, own, true);
+    EXPECT_TRUE(at::allclose(frames, expected))
+        << "seed " << seed << ": max difference " << (frames - expected).abs().max().item<float>();
+    EXPECT_FALSE(frames.equal(reference_frames(s, history, positions, own, false)))
+        << "seed " << seed << ": some pixel was uncovered";
+  }
+  // One clip walking right every frame (choice 4: pixel p shows p + (0, kMove)): what the sprite
+  // covered in frame 1 sits kMove to its left in frame 2 and 2·kMove in frame 3.
+  Scroll s = scrolling_clips(9);
+  for (auto& moves : s.moves) std::fill(moves.begin() + 1, moves.end(), 4);
+  at::Tensor truth = s.truth.clone();
+  // Rebuild the truth as a pure walk right of the first frame with the sprite repainted.
+  for (int f = 1; f < kFrames; ++f) {
+    truth.select(1, f).zero_();
+    truth.select(1, f).slice(3, 0, kSide - kMove) =
+        truth.select(1, f - 1).slice(3, kMove, kSide).clone();
+    truth.select(1, f).slice(3, kSide - kMove, kSide).uniform_(-1, 1);
+    truth.select(1, f).masked_scatter_(
+        s.overlay.expand({kClips, 3, kSide, kSide}),
+        at::rand({kClips * 3 * s.overlay.sum().item<int64_t>()}) * 2 - 1);
+  }
+  s.truth = truth;
+  at::Tensor history = truth.clone();
+  // The model's frame 1 left a copy of the sprite where the sprite's content moves to.
+  history[0][1].slice(1, 6, 10).slice(2, 2, 6) = 0.9;
+  const at::Tensor positions = at::arange(kFrames, at::kLong).repeat({kClips, 1});
+  const at::Tensor own = at::ones({kClips}, at::kBool);
+  const at::Tensor kept = consistent_frames(truth, history, positions, own, s.overlay, kMove);
+  const at::Tensor erased =
+      consistent_frames(truth, history, positions, own, s.overlay, kMove, true);
+  // Target of frame 2 (index 1) at the copy moved one step left: columns 2 − kMove + ... the copy
+  // at columns 2..5 of frame 1 shows at columns -2..1 of frame 2; columns 0..1 hold it.
+  const at::Tensor kept_copy = kept[0][1].slice(1, 6, 10).slice(2, 0, 2);
+  EXPECT_TRUE(kept_copy.eq(0.9f).all().item<bool>()) << "the consistent target keeps the copy";
+  const at::Tensor game = truth[0][2].slice(1, 6, 10).slice(2, 0, 2);
+  EXPECT_TRUE(erased[0][1].slice(1, 6, 10).slice(2, 0, 2).equal(game))
+      << "with uncovered pixels followed, the game's frame replaces it";
 }
 
 // The note's premise on the game itself: outside the overlays and the strip that scrolls in, a

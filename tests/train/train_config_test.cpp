@@ -78,6 +78,10 @@ TEST(TrainConfig, MovesExperimentConfigsParse) {
   EXPECT_EQ(deep.model_config, rollout.model_config);
   const TrainConfig consistent = load_train_config(dir + "game-small-moves-consistent.json");
   EXPECT_TRUE(consistent.loss.consistent_target);  // Note [Consistent target]
+  EXPECT_FALSE(consistent.loss.uncovered_from_game);
+  const TrainConfig uncovered = load_train_config(dir + "game-small-moves-uncovered.json");
+  EXPECT_TRUE(uncovered.loss.consistent_target);  // Note [Uncovered pixels]
+  EXPECT_TRUE(uncovered.loss.uncovered_from_game);
   EXPECT_GT(consistent.clips.lead_frames, 0);
   EXPECT_EQ(consistent.model_config, rollout.model_config);
   // Stage 10, the bundled weights: the consistent target with the sharpest move in the loss.
@@ -137,6 +141,9 @@ TEST(TrainConfig, LossSectionIsOptionalAndChecked) {
   j["loss"].erase("straight_through_moves");
   expect_two_words(j, "loss", "own_target", "consistent", "truth",  // Note [Consistent target]
                    [](const TrainConfig& t) { return t.loss.consistent_target; });
+  expect_two_words(j, "loss", "own_target", "consistent_uncovered",
+                   "consistent",  // [Uncovered pixels]
+                   [](const TrainConfig& t) { return t.loss.uncovered_from_game; });
   j["loss"]["motion_weight"] = -1.0;
   EXPECT_THAT(error_of(j), HasSubstr("field 'loss.motion_weight': must be in [0"));
   j["loss"] = {{"motion_weight", 1.0}, {"motion_threshold", 0.1}, {"motoin", 1}};
