@@ -82,6 +82,9 @@ TEST(TrainConfig, MovesExperimentConfigsParse) {
   const TrainConfig uncovered = load_train_config(dir + "game-small-moves-uncovered.json");
   EXPECT_TRUE(uncovered.loss.consistent_target);  // Note [Uncovered pixels]
   EXPECT_TRUE(uncovered.loss.uncovered_from_game);
+  const TrainConfig finish = load_train_config(dir + "game-small-moves-uncovered-finish.json");
+  EXPECT_TRUE(finish.loss.uncovered_from_game);  // stage 14: the same target, a shorter schedule
+  EXPECT_EQ(finish.steps, 300);
   EXPECT_GT(consistent.clips.lead_frames, 0);
   EXPECT_EQ(consistent.model_config, rollout.model_config);
   // Stage 10, the bundled weights: the consistent target with the sharpest move in the loss.
