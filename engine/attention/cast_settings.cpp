@@ -178,8 +178,7 @@ CastSettings apply_cast_settings(CastSettings base, const nlohmann::json& json,
       fail(where, key,
            "unknown key (known: window, theta_dummy, theta_sink, theta_spatial, "
            "theta_spatial_score, gamma, spatial_proxy, radius, cell, cell_mode, classify_block, "
-           "classify_step, "
-           "query_sample, seed, cast)");
+           "classify_step, query_sample, seed, cast)");
     }
   }
   if (base.window == 0 && base.classify_block < 0 && base.cast.is_null()) {

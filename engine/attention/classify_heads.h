@@ -31,10 +31,11 @@ struct ClassifyInputs {
 // a query inside it more context than the neighbourhood, so the proxy errs both ways: it casts
 // heads Spatial that the cells starve and leaves Global heads the cells would serve. "cells"
 // scores the deployed path itself (each query's own cell in every slot), so M_sp, P5 and e
-// describe what the head will compute. Measured on the bundled model: assets/models/game-small-moves/MODEL_CARD.md.
-//
-// The spatial restriction classification measures: the paper's sliding
-// neighbourhood |y'−y| ≤ radius, |x'−x| ≤ radius, or the deployed cells themselves.
+// describe what the head will compute. Measured on the bundled model: its model card
+// (assets/models/game-small-moves/MODEL_CARD.md).
+
+// The spatial restriction classification measures: the paper's sliding neighbourhood
+// |y'−y| ≤ radius, |x'−x| ≤ radius, or the deployed cells themselves.
 struct SpatialProxy {
   int radius = 2;
   const CellGrid* cells = nullptr;  // when set: a query's own cell, and radius is unused

@@ -6,25 +6,11 @@
 namespace wc::train {
 namespace {
 
-// For each of the five choices of move_choices (same order and offsets), [5, H, W] bool: the
-// pixels whose source lies inside the frame and outside the overlays.
-at::Tensor copied_pixels(const at::Tensor& overlay, int move_pixels) {
-  const int64_t m = move_pixels, h = overlay.size(0), w = overlay.size(1);
-  // Outside the frame counts as no source: zero padding, not the repeated border.
-  const at::Tensor source = at::constant_pad_nd((~overlay).to(at::kFloat), {m, m, m, m}, 0.0);
-  const int64_t offsets[model::PredictionConfig::kMoves][2] = {
-      {0, 0}, {-m, 0}, {m, 0}, {0, -m}, {0, m}};
-  std::vector<at::Tensor> masks;
-  for (const auto& o : offsets) {
-    masks.push_back(source.slice(0, m + o[0], m + o[0] + h).slice(1, m + o[1], m + o[1] + w) > 0.5);
-  }
-  return at::stack(masks, 0);
-}
-
-// mask [B, H, W] bool moved by each clip's choice move [B] (pixel p takes the mask at p + o_j;
-// outside the frame counts as false).
-at::Tensor moved_mask(const at::Tensor& mask, const at::Tensor& move, int move_pixels) {
-  const int64_t m = move_pixels, b = mask.size(0), h = mask.size(1), w = mask.size(2);
+// mask [N, H, W] moved by each of the five choices of move_choices (same order and offsets):
+// [N, 5, H, W] bool, pixel p of choice j holding the mask at p + o_j; outside the frame counts as
+// false (zero padding, not the repeated border).
+at::Tensor moved_choices(const at::Tensor& mask, int move_pixels) {
+  const int64_t m = move_pixels, h = mask.size(1), w = mask.size(2);
   const at::Tensor padded = at::constant_pad_nd(mask.to(at::kFloat), {m, m, m, m}, 0.0);
   const int64_t offsets[model::PredictionConfig::kMoves][2] = {
       {0, 0}, {-m, 0}, {m, 0}, {0, -m}, {0, m}};
@@ -32,8 +18,20 @@ at::Tensor moved_mask(const at::Tensor& mask, const at::Tensor& move, int move_p
   for (const auto& o : offsets) {
     choices.push_back(padded.slice(1, m + o[0], m + o[0] + h).slice(2, m + o[1], m + o[1] + w));
   }
+  return at::stack(choices, 1) > 0.5;
+}
+
+// For each of the five choices, [5, H, W] bool: the pixels whose source lies inside the frame and
+// outside the overlays.
+at::Tensor copied_pixels(const at::Tensor& overlay, int move_pixels) {
+  return moved_choices((~overlay).unsqueeze(0), move_pixels).squeeze(0);
+}
+
+// mask [B, H, W] bool moved by each clip's choice move [B].
+at::Tensor moved_mask(const at::Tensor& mask, const at::Tensor& move, int move_pixels) {
+  const int64_t b = mask.size(0), h = mask.size(1), w = mask.size(2);
   const at::Tensor index = move.view({b, 1, 1, 1}).expand({b, 1, h, w});
-  return at::stack(choices, 1).gather(1, index).squeeze(1) > 0.5;
+  return moved_choices(mask, move_pixels).gather(1, index).squeeze(1);
 }
 
 // [B, F − 1, 1, H, W] bool: the pixels of each target frame whose content, followed back through

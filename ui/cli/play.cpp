@@ -25,8 +25,9 @@ struct PlayOptions {
   std::string source;  // "" = model when the bundled model exists, else game
   std::string weights;
   std::string config;
-  // Dense since session 11: on the bundled model HeadCast's Dummy and Sink heads lose the player
-  // sprite while walking (its model card); the panel switches to HeadCast live.
+  // Dense since session 11: on the bundled model every HeadCast cast tried makes the player
+  // sprite leave a trail of copies while walking, which dense does less often (its model card);
+  // the panel switches to HeadCast live.
   std::string policy = "dense";
   std::string policy_settings = "{}";
   std::string cuda_graphs = "on";
@@ -282,8 +283,9 @@ const bool kRegistered = register_command("play", [](CLI::App& app) {
   cmd->add_option("--config", o->config,
                   "Model config JSON (default: WEIGHTS/config.json, else "
                   "assets/configs/game-small.json)");
-  cmd->add_option("--policy", o->policy,
-                  "Attention policy: dense, headcast, dummy, tempcache, combined (the panel switches live)")
+  cmd->add_option(
+         "--policy", o->policy,
+         "Attention policy: dense, headcast, dummy, tempcache, combined (the panel switches live)")
       ->capture_default_str();
   cmd->add_option("--policy-settings", o->policy_settings, "The policy's settings as JSON")
       ->capture_default_str();
