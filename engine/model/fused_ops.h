@@ -24,8 +24,8 @@ at::Tensor fused_qk_norm_rope(const at::Tensor& y, const at::Tensor& weight,
 at::Tensor fused_linear_gelu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
 
 // The dispatching forms the model calls: fused where fused_kernels_apply, else the composition.
-at::Tensor layer_norm_modulate(const at::Tensor& x, const at::Tensor& shift, const at::Tensor& scale,
-                               double eps);
+at::Tensor layer_norm_modulate(const at::Tensor& x, const at::Tensor& shift,
+                               const at::Tensor& scale, double eps);
 at::Tensor qk_norm_rope(const at::Tensor& y, const at::Tensor& weight, const RopeRotation& rotation,
                         int heads, double eps);
 at::Tensor linear_gelu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);

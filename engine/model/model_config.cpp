@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "engine/attention/registry.h"
 #include "engine/core/error.h"
@@ -197,20 +198,45 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
     if (prediction.has("move_pixels")) {
       config.prediction.move_pixels = prediction.integer("move_pixels", 1, 4096);
     }
+    using MoveChoice = PredictionConfig::MoveChoice;
     if (prediction.has("move_choice")) {
       const std::string choice = prediction.string("move_choice");
-      if (choice != "mix" && choice != "sharpest") {
+      if (choice != "mix" && choice != "sharpest" && choice != "sample") {
         prediction.fail(prediction.field_path("move_choice"),
-                        "must be \"mix\" or \"sharpest\", got \"" + choice + "\"");
+                        "must be \"mix\", \"sharpest\" or \"sample\", got \"" + choice + "\"");
       }
       if (config.prediction.move_pixels == 0) {
         prediction.fail(prediction.field_path("move_choice"), "needs move_pixels");
       }
-      config.prediction.sharpest_move = choice == "sharpest";
+      config.prediction.move_choice = choice == "sharpest" ? MoveChoice::kSharpest
+                                      : choice == "sample" ? MoveChoice::kSample
+                                                           : MoveChoice::kMix;
+    }
+    for (const auto& [key, value, low, high] :
+         {std::tuple{"choice_temperature", &config.prediction.choice_temperature, 1e-3, 100.0},
+          {"choice_floor", &config.prediction.choice_floor, 0.0, 1.0}}) {
+      if (!prediction.has(key)) continue;
+      *value = prediction.number(key, low, high);
+      if (config.prediction.move_choice != MoveChoice::kSample) {
+        prediction.fail(prediction.field_path(key), "needs move_choice \"sample\"");
+      }
+    }
+    if (prediction.has("paint") && prediction.boolean("paint")) {
+      if (config.prediction.move_pixels == 0) {
+        prediction.fail(prediction.field_path("paint"), "needs move_pixels");
+      }
+      // The palette is read below; the count is filled in from it there.
+      config.prediction.paint_colours = -1;
     }
     prediction.reject_unknown();
   }
   if (reader.has("palette")) config.palette = read_palette(reader, config.channels);
+  if (config.prediction.paint_colours < 0) {
+    if (config.palette.colours.empty()) {
+      reader.fail("prediction.paint", "needs the model's palette (\"palette.colours\") to paint");
+    }
+    config.prediction.paint_colours = static_cast<int>(config.palette.colours.size());
+  }
   if (reader.has("policies")) config.policies = reader.get("policies");
   reader.reject_unknown();
 
@@ -290,7 +316,17 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
     out["prediction"] = {{"reference", "previous_frame"}, {"spread", config.prediction.spread}};
     if (config.prediction.move_pixels > 0) {
       out["prediction"]["move_pixels"] = config.prediction.move_pixels;
-      out["prediction"]["move_choice"] = config.prediction.sharpest_move ? "sharpest" : "mix";
+      using MoveChoice = PredictionConfig::MoveChoice;
+      const MoveChoice choice = config.prediction.move_choice;
+      out["prediction"]["move_choice"] = choice == MoveChoice::kSharpest ? "sharpest"
+                                         : choice == MoveChoice::kSample ? "sample"
+                                                                         : "mix";
+      // Written only when set, so configs without paint or a sampled choice read back unchanged.
+      if (config.prediction.paint_colours > 0) out["prediction"]["paint"] = true;
+      if (choice == MoveChoice::kSample) {
+        out["prediction"]["choice_temperature"] = config.prediction.choice_temperature;
+        out["prediction"]["choice_floor"] = config.prediction.choice_floor;
+      }
     }
   }
   if (!config.palette.colours.empty()) {

@@ -43,12 +43,21 @@ struct PredictionConfig {
   // makes the reference a per-pixel choice, by the network, among the previous frame as it is
   // and moved this many pixels up, down, left or right. Needs the skip.
   int move_pixels = 0;
-  // How the logits choose (Note [Sharpest move]): a softmax mix (training needs its gradient) or,
-  // at play, each pixel's likeliest choice alone.
-  bool sharpest_move = false;
+  // How the logits choose (Note [Sharpest move], Note [Painted pixels]): a softmax mix (training
+  // needs its gradient), each pixel's likeliest choice alone, or a choice drawn per pixel from the
+  // softmax ("sample").
+  enum class MoveChoice { kMix, kSharpest, kSample };
+  MoveChoice move_choice = MoveChoice::kMix;
+  // Note [Choice temperature] (prediction.h): a sampled choice is drawn from the softmax at this
+  // temperature, leaving out every choice less likely than `choice_floor` times the likeliest.
+  double choice_temperature = 1.0;
+  double choice_floor = 0.0;
+  // Note [Painted pixels] (prediction.h): with `"paint": true` every colour of the model's
+  // palette is one more choice after the moves ("paint this colour"); this is their count.
+  int paint_colours = 0;
   // The choices of a moved reference: the frame as it is, then moved one step each way.
   static constexpr int kMoves = 5;
-  int move_choices() const { return move_pixels > 0 ? kMoves : 0; }
+  int move_choices() const { return move_pixels > 0 ? kMoves + paint_colours : 0; }
 };
 
 // Note [Palette snap] (engine/model/palette.h): the colours a generated frame is snapped to, each

@@ -85,7 +85,8 @@ RopeTable rope_table_at(const at::Tensor& frame_positions, int grid_h, int grid_
   const int64_t b = batched ? positions.size(0) : 1;
   const int64_t frames = positions.size(-1);
   // [B, F, pairs]
-  const at::Tensor time = positions.reshape({b, frames, 1}) * frequencies(split.time).view({1, 1, -1});
+  const at::Tensor time =
+      positions.reshape({b, frames, 1}) * frequencies(split.time).view({1, 1, -1});
   const at::Tensor row = at::outer(at::arange(grid_h, dbl), frequencies(split.row));
   const at::Tensor column = at::outer(at::arange(grid_w, dbl), frequencies(split.column));
   const at::Tensor grid = at::cat(
@@ -96,8 +97,8 @@ RopeTable rope_table_at(const at::Tensor& frame_positions, int grid_h, int grid_
       -1);
   const int64_t tokens = frames * grid_h * grid_w;
   // Batched tables broadcast over heads: [B, 1, T, pairs] against q/k [B, H, T, pairs].
-  const at::Tensor flat = batched ? grid.reshape({b, 1, tokens, head_dim / 2})
-                                  : grid.reshape({tokens, head_dim / 2});
+  const at::Tensor flat =
+      batched ? grid.reshape({b, 1, tokens, head_dim / 2}) : grid.reshape({tokens, head_dim / 2});
   return {at::cos(flat).to(at::kFloat), at::sin(flat).to(at::kFloat)};
 }
 

@@ -1,6 +1,8 @@
 // See prediction.h.
 #include "engine/model/prediction.h"
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "engine/core/error.h"
@@ -9,7 +11,7 @@ namespace wc::model {
 
 at::Tensor velocity_from_output(const PredictionConfig& prediction, const at::Tensor& output,
                                 const at::Tensor& x_t, const at::Tensor& t,
-                                const at::Tensor& reference) {
+                                const at::Tensor& reference, const ChoiceInputs& choice) {
   if (!prediction.previous_frame_skip) return output;
   if (!reference.defined()) {
     throw Error("prediction", "the previous-frame skip needs the frame before the block");
@@ -24,10 +26,15 @@ at::Tensor velocity_from_output(const PredictionConfig& prediction, const at::Te
   const at::Tensor x = x_t.to(at::kFloat);
   const int64_t channels = x_t.size(2);
   const at::Tensor correction = output.slice(2, 0, channels).to(at::kFloat);
-  const at::Tensor r = prediction.move_pixels > 0
-                           ? moved_reference(reference, output.slice(2, channels),
-                                             prediction.move_pixels, prediction.sharpest_move)
-                           : reference.to(at::kFloat);
+  at::Tensor r = reference.to(at::kFloat);
+  if (prediction.move_pixels > 0) {
+    const at::Tensor logits =
+        prediction.move_choice == MoveChoice::kSample
+            ? shaped_logits(output.slice(2, channels), prediction.choice_temperature,
+                            prediction.choice_floor)
+            : output.slice(2, channels);
+    r = moved_reference(reference, logits, prediction.move_pixels, prediction.move_choice, choice);
+  }
   const at::Tensor x0 = r + k * (x - a * r) + c * correction;
   return ((x - x0) / level).to(output.scalar_type());
 }
@@ -47,34 +54,86 @@ at::Tensor move_choices(const at::Tensor& previous, int move_pixels) {
   return at::stack(choices, 1).view({b, f, PredictionConfig::kMoves, ch, h, w});
 }
 
-namespace {
-
-// Each pixel's argmax choice among `choices` ([B, F, 5, C, H, W]) by `logits` ([B, F, 5, H, W]).
-at::Tensor sharpest_of(const at::Tensor& choices, const at::Tensor& logits) {
-  // [B, F, 1, C, H, W] indices of each pixel's choice, gathered from the choice dimension.
-  const at::Tensor pick =
-      logits.argmax(2, /*keepdim=*/true).unsqueeze(3).expand({-1, -1, 1, choices.size(3), -1, -1});
-  return choices.gather(2, pick).squeeze(2);
+at::Tensor shaped_logits(const at::Tensor& logits, double temperature, double floor) {
+  const at::Tensor shaped = logits.to(at::kFloat) / temperature;
+  if (floor <= 0.0) return shaped;
+  // p_j < floor · p_max  ⇔  l_j < l_max + ln(floor): the likeliest choice always stays.
+  const at::Tensor cut = std::get<0>(shaped.max(2, /*keepdim=*/true)) + std::log(floor);
+  return shaped.masked_fill(shaped < cut, -std::numeric_limits<float>::infinity());
 }
 
-// The softmax mix of `choices` by `logits`, float32.
-at::Tensor mix_of(const at::Tensor& choices, const at::Tensor& logits) {
-  return (at::softmax(logits.to(at::kFloat), 2).unsqueeze(3) * choices).sum(2);
+at::Tensor choice_draw(const at::Tensor& noise) {
+  return 0.5 * (1.0 + at::erf(noise.select(2, 0).to(at::kFloat) * M_SQRT1_2));
+}
+
+at::Tensor choice_index(const at::Tensor& logits, MoveChoice how, const at::Tensor& draw) {
+  if (how != MoveChoice::kSample) return logits.argmax(2);
+  if (!draw.defined()) {
+    throw Error("prediction", "a sampled choice needs each pixel's draw (Note [Choice draw])");
+  }
+  // The first choice whose cumulative probability reaches the draw. The draw is scaled to the
+  // last cumulative sum, which rounding can leave just below 1: a draw of 1 then lands on the
+  // last choice that has any probability, never on a choice left out (Note [Choice temperature]).
+  const at::Tensor cumulative = at::softmax(logits.to(at::kFloat), 2).cumsum(2);
+  const at::Tensor reach = draw.unsqueeze(2) * cumulative.slice(2, -1);
+  return (cumulative < reach).sum(2).clamp_max(logits.size(2) - 1);
+}
+
+namespace {
+
+constexpr int64_t kMoves = PredictionConfig::kMoves;
+
+// The checked paint colours for `logits`: as many as the logits have choices past the moves.
+at::Tensor paint_of(const at::Tensor& logits, const ChoiceInputs& choice) {
+  const int64_t painted = logits.size(2) - kMoves;
+  const int64_t given = choice.paint.defined() ? choice.paint.size(0) : 0;
+  if (painted != given) {
+    throw Error("prediction", "the output has " + std::to_string(painted) + " paint choices but " +
+                                  std::to_string(given) +
+                                  " paint colours were given (Note [Painted pixels])");
+  }
+  return choice.paint.defined() ? choice.paint.to(at::kFloat) : at::Tensor();
+}
+
+// Each pixel's choice by `index` ([B, F, H, W]) among the moved frames `moves` ([B, F, 5, C, H,
+// W]) and the colours `paint` ([K, C] or undefined).
+at::Tensor pick(const at::Tensor& moves, const at::Tensor& paint, const at::Tensor& index) {
+  const at::Tensor move_index = index.clamp_max(kMoves - 1)
+                                    .unsqueeze(2)
+                                    .unsqueeze(3)
+                                    .expand({-1, -1, 1, moves.size(3), -1, -1});
+  const at::Tensor moved = moves.gather(2, move_index).squeeze(2);
+  if (!paint.defined()) return moved;
+  // [B, F, H, W, C] → [B, F, C, H, W]: each pixel's colour, used where a paint was chosen.
+  const at::Tensor painted =
+      at::embedding(paint, (index - kMoves).clamp_min(0)).permute({0, 1, 4, 2, 3});
+  return at::where((index >= kMoves).unsqueeze(2), painted, moved);
+}
+
+// The softmax mix of `moves` and `paint` by `logits`, float32.
+at::Tensor mix_of(const at::Tensor& moves, const at::Tensor& paint, const at::Tensor& logits) {
+  const at::Tensor weights = at::softmax(logits.to(at::kFloat), 2);
+  at::Tensor mix = (weights.slice(2, 0, kMoves).unsqueeze(3) * moves).sum(2);
+  if (paint.defined()) mix = mix + at::einsum("bfkhw,kc->bfchw", {weights.slice(2, kMoves), paint});
+  return mix;
 }
 
 }  // namespace
 
 at::Tensor moved_reference(const at::Tensor& previous, const at::Tensor& logits, int move_pixels,
-                           bool sharpest) {
-  const at::Tensor choices = move_choices(previous, move_pixels);
-  return sharpest ? sharpest_of(choices, logits) : mix_of(choices, logits);
+                           MoveChoice how, const ChoiceInputs& choice) {
+  const at::Tensor moves = move_choices(previous, move_pixels);
+  const at::Tensor paint = paint_of(logits, choice);
+  if (how == MoveChoice::kMix) return mix_of(moves, paint, logits);
+  return pick(moves, paint, choice_index(logits, how, choice.draw));
 }
 
 at::Tensor straight_through_reference(const at::Tensor& previous, const at::Tensor& logits,
-                                      int move_pixels) {
-  const at::Tensor choices = move_choices(previous, move_pixels);
-  const at::Tensor mix = mix_of(choices, logits);
-  return sharpest_of(choices, logits) + (mix - mix.detach());
+                                      int move_pixels, const ChoiceInputs& choice) {
+  const at::Tensor moves = move_choices(previous, move_pixels);
+  const at::Tensor paint = paint_of(logits, choice);
+  const at::Tensor mix = mix_of(moves, paint, logits);
+  return pick(moves, paint, logits.argmax(2)) + (mix - mix.detach());
 }
 
 at::Tensor block_reference(const at::Tensor& before, int frames_per_block) {

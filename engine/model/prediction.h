@@ -42,14 +42,58 @@ namespace wc::model {
 // action is wired to a move. A zero head (`worldcast train --new-head`) starts from the uniform
 // mix, so the trainer starts the "as it is" logit ahead (a copy, as with the plain skip).
 
+// Note [Painted pixels]
+// A moved reference can only show what the previous frame showed. Ground that scrolls in at the
+// edge is new, and the correction that has to draw it is trained on squared error, so it draws
+// the mean of what could be there: plain grass, which the snap keeps. Some 16 steps into a walk
+// the view was an empty field, where neither a player nor the responsiveness estimator could see
+// the world scroll (stage 14: 98% of the first quarter's steps scrolled as commanded, 70% of the
+// rest). With `prediction.paint` each colour of the model's palette (Note [Palette snap]) is one
+// more choice after the five moves, "paint this colour", and the choice among the 5 + K is a
+// per-pixel categorical distribution trained by its likelihood (Note [Choice likelihood] in
+// engine/train/choice_likelihood.h). With `move_choice: "sample"` play draws each pixel's choice
+// from it: new ground gets grass, tufts and shore in the proportions the model believes, not
+// their mean. Where a move explains a pixel the likelihood makes the distribution near one-hot,
+// so the draw is the argmax there. The draws are independent per pixel: what the model is unsure
+// of comes out speckled, which the next frames copy and scroll like any other ground.
+
+// Note [Choice draw]
+// A sampled choice takes its uniform per pixel from the block's own starting noise (channel 0,
+// through the normal CDF: `choice_draw`), not from a generator of its own. A rollout is then a
+// function of its seed as before: recordings replay, eval repeats, and a recorded CUDA graph,
+// whose noise is an input, replays the same draws as eager play.
+
+// Note [Choice temperature]
+// Drawn from the softmax as it is, the painted model of session 13 turned every frame into
+// speckle: each pixel of new ground drew from all 26 colours, the rare ones too, and the next
+// frame copied and scrolled the speckle (responsiveness 100%, idle fidelity 21.8 dB, where the
+// argmax gave 34). Sampling language models meets the same tail; the two usual cures apply per
+// pixel: a temperature below 1 sharpens the softmax (`prediction.choice_temperature`), and a floor
+// leaves out every choice less likely than a share of the likeliest (`prediction.choice_floor`,
+// "min-p"). Both reshape the logits before the draw; neither changes the argmax or training.
+
+// The logits a sampled choice is drawn from ([B, F, J, H, W], float32): divided by `temperature`,
+// then −inf for every choice whose probability is below `floor` times the likeliest's.
+at::Tensor shaped_logits(const at::Tensor& logits, double temperature, double floor);
+
+// What a choice needs besides the previous frame and the logits.
+struct ChoiceInputs {
+  at::Tensor paint;  // [K, C] the palette's colours, float32 (Note [Painted pixels]); or undefined
+  at::Tensor draw;   // [B, F, H, W] a uniform in [0, 1) per pixel, for MoveChoice::kSample
+};
+
+// Each pixel's uniform for a sampled choice, from standard normal `noise` [B, F, C, H, W]
+// (Note [Choice draw]): Φ of channel 0, float32 [B, F, H, W].
+at::Tensor choice_draw(const at::Tensor& noise);
+
 // The velocity of `output` ([B, F, C', H, W], the network's; C' = C plus a moved reference's
 // logits) for the noisy frames `x_t` at levels `t` ([B, F]) given `reference` (the frame before
 // each frame's block, like x_t). Without the skip `output` is returned as it is (the other
 // arguments may then be undefined). The arithmetic is float32; the result has `output`'s dtype
-// and x_t's channels.
+// and x_t's channels. `choice` carries the paint colours and draws the config's choice needs.
 at::Tensor velocity_from_output(const PredictionConfig& prediction, const at::Tensor& output,
                                 const at::Tensor& x_t, const at::Tensor& t,
-                                const at::Tensor& reference);
+                                const at::Tensor& reference, const ChoiceInputs& choice = {});
 
 // Note [Sharpest move]
 // The softmax mix is what training needs (a gradient for every choice), but where the choice is
@@ -60,20 +104,26 @@ at::Tensor velocity_from_output(const PredictionConfig& prediction, const at::Te
 // from 32.4% to 45.9% of moving steps and idle fidelity from 16.6 to 16.8 dB (CPU, 2 seeds).
 // Training's gradient pass always mixes; the own rollout plays the config's choice, as play does.
 
-// The reference that `logits` ([B, F, 5, H, W]) choose from `previous` ([B, F, C, H, W]), float32:
-// the softmax mix, or with `sharpest` each pixel's argmax choice (Notes [Moved reference],
-// [Sharpest move]).
+// The reference that `logits` ([B, F, 5 + K, H, W]) choose from `previous` ([B, F, C, H, W]) and
+// the K paint colours of `choice.paint`, float32: the softmax mix, each pixel's argmax choice, or
+// a choice drawn by inverse CDF from `choice.draw` (Notes [Moved reference], [Sharpest move],
+// [Painted pixels]).
+using MoveChoice = PredictionConfig::MoveChoice;
 at::Tensor moved_reference(const at::Tensor& previous, const at::Tensor& logits, int move_pixels,
-                           bool sharpest = false);
+                           MoveChoice how = MoveChoice::kMix, const ChoiceInputs& choice = {});
+
+// Each pixel's chosen index among the 5 + K choices ([B, F, H, W], int64): the argmax, or with a
+// draw the first choice whose cumulative softmax passes it.
+at::Tensor choice_index(const at::Tensor& logits, MoveChoice how, const at::Tensor& draw);
 
 // Note [Straight-through moves]
 // Training mixes the choices (every choice needs a gradient) while play takes the sharpest, so the
 // correction learns to fix a blurred mix that play never shows it. With the straight-through
 // estimator (Bengio et al. 2013) the forward pass uses the sharpest choice, as play does, and the
 // backward pass takes the mix's gradient: r = sharp + (mix − stop_gradient(mix)). Opt-in for
-// training (`loss.straight_through_moves`); not yet trained with.
+// training (`loss.straight_through_moves`).
 at::Tensor straight_through_reference(const at::Tensor& previous, const at::Tensor& logits,
-                                      int move_pixels);
+                                      int move_pixels, const ChoiceInputs& choice = {});
 
 // The previous frame as it is and moved `move_pixels` each way ([B, F, 5, C, H, W]), in the order
 // of the logits, the border's pixels repeated.

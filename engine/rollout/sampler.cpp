@@ -111,13 +111,17 @@ at::Tensor BlockSampler::generate(const at::Tensor& noise, const at::Tensor& act
 
 at::Tensor BlockSampler::run_denoise(const at::Tensor& noise, const at::Tensor& actions,
                                      int64_t block_index, int64_t frame_start,
-                                     const at::Tensor& reference,
-                                     const model::RopeRotation* rope) {
+                                     const at::Tensor& reference, const model::RopeRotation* rope) {
   const model::PredictionConfig& prediction = model_.config().prediction;
   if (prediction.previous_frame_skip && !reference.defined()) {
-    throw Error(model_.config().name, "the model's previous-frame skip needs the frame before "
-                                      "the block, and none was given");
+    throw Error(model_.config().name,
+                "the model's previous-frame skip needs the frame before "
+                "the block, and none was given");
   }
+  // Note [Painted pixels], Note [Choice draw]: the draw comes from the block's starting noise.
+  model::ChoiceInputs choice;
+  if (prediction.paint_colours > 0) choice.paint = palette_;
+  if (prediction.move_choice == model::MoveChoice::kSample) choice.draw = model::choice_draw(noise);
   at::Tensor x = noise;
   const int64_t frames = noise.size(1);
   for (size_t i = 0; i < schedule_.size(); ++i) {
@@ -138,7 +142,7 @@ at::Tensor BlockSampler::run_denoise(const at::Tensor& noise, const at::Tensor& 
     }
     // After the blend: the skip is affine in its correction, so blending outputs blends the
     // velocities; a moved reference's logits blend as logits (the guided choice of move).
-    velocity = model::velocity_from_output(prediction, velocity, x, levels, reference);
+    velocity = model::velocity_from_output(prediction, velocity, x, levels, reference, choice);
     x = x + (next - t) * velocity;
   }
   // Note [Palette snap]: before the block is committed and becomes the next reference.

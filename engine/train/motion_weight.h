@@ -31,6 +31,10 @@ struct LossSpec {
   // "consistent_uncovered"): pixels the overlays uncovered during the run reach for the game's
   // frame.
   bool uncovered_from_game = false;
+  // Note [Choice likelihood] (choice_likelihood.h): the weight of the choice's negative
+  // log-likelihood; above 0 the velocity loss sees the likeliest choice with no gradient into the
+  // logits. Needs a moved reference; excludes straight_through_moves. 0 = off.
+  double choice_weight = 0.0;
 };
 
 // [B, F − fpb, 1, H, W] float32 weights for the noisy frames (fpb..F−1) of a clip batch's true

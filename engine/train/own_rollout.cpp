@@ -52,6 +52,11 @@ at::Tensor own_rollout(model::CausalDiTImpl& model, const TeacherForcingBatch& b
   const at::Tensor palette = config.palette.active()
                                  ? model::palette_tensor(config.palette, history.device())
                                  : at::Tensor();
+  // Note [Painted pixels]: the paint colours are the palette's, snapped or not.
+  model::ChoiceInputs choice;
+  if (config.prediction.paint_colours > 0) {
+    choice.paint = model::palette_tensor(config.palette, history.device());
+  }
   for (int64_t start = fpb; start < played; start += fpb) {
     const int64_t from = std::max(fpb, start - rolling_frames);
     const auto context_of = [&](const at::Tensor& x) {
@@ -70,8 +75,12 @@ at::Tensor own_rollout(model::CausalDiTImpl& model, const TeacherForcingBatch& b
     const int64_t seen = window.size(1);
     const at::Tensor output = model.forward_train(in).slice(1, seen).to(at::kFloat);
     const at::Tensor reference = model::block_reference(window, static_cast<int>(fpb));
+    // Note [Choice draw]: drawn from the block's noise, as play draws.
+    if (config.prediction.move_choice == model::MoveChoice::kSample) {
+      choice.draw = model::choice_draw(x1);
+    }
     const at::Tensor velocity =
-        model::velocity_from_output(config.prediction, output, x1, one, reference);
+        model::velocity_from_output(config.prediction, output, x1, one, reference, choice);
     const at::Tensor x0 = x1 - velocity;  // x_1 − 1·v
     history = at::cat({history, palette.defined() ? model::snap_to_palette(x0, palette) : x0}, 1);
   }

@@ -96,6 +96,12 @@ TrainConfig parse_train_config(const nlohmann::json& json, const std::string& fi
       c.loss.reference_weight = l.number("reference_weight", 0.0, 1000.0);
     if (l.has("straight_through_moves"))
       c.loss.straight_through_moves = l.boolean("straight_through_moves");
+    if (l.has("choice_weight")) c.loss.choice_weight = l.number("choice_weight", 0.0, 1000.0);
+    if (c.loss.choice_weight > 0.0 && c.loss.straight_through_moves) {
+      l.fail(l.field_path("straight_through_moves"),
+             "cannot be used with choice_weight: the choice then learns from its likelihood "
+             "alone (Note [Choice likelihood])");
+    }
     if (l.has("own_target")) {
       const std::string target = l.string("own_target");
       if (target != "truth" && target != "consistent" && target != "consistent_uncovered") {

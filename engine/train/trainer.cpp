@@ -18,9 +18,11 @@
 #include "engine/core/timing.h"
 #include "engine/model/dit.h"
 #include "engine/model/model_config.h"
+#include "engine/model/palette.h"
 #include "engine/model/prediction.h"
 #include "engine/model/weights.h"
 #include "engine/train/adamw.h"
+#include "engine/train/choice_likelihood.h"
 #include "engine/train/clip_stream.h"
 #include "engine/train/consistent_target.h"
 #include "engine/train/own_rollout.h"
@@ -91,45 +93,66 @@ void print_bar(const StepReport& r, int64_t target_steps, double minutes_left) {
   std::fflush(stderr);
 }
 
+// How the gradient pass treats a moved reference's choice (Note [Moved reference]).
+struct ChoiceTraining {
+  bool straight_through = false;  // Note [Straight-through moves]
+  bool by_likelihood = false;     // Note [Choice likelihood]
+  at::Tensor paint;               // the paint colours (Note [Painted pixels]), or undefined
+};
+
+// What the gradient pass needs of a moved reference beyond the velocity.
+struct ChoiceOutputs {
+  at::Tensor chosen;     // the softmax mix of the choices (Note [Reference loss])
+  at::Tensor logits;     // [B, F, 5 + K, H, W] (Note [Choice likelihood])
+  at::Tensor reference;  // the frame before each noisy frame's block
+};
+
 // The network's output for the noisy frames of `batch` as a velocity (Note [Previous-frame
 // skip]), float32, with the frame before each block in the batch's history as the reference.
-// With a moved reference and `chosen` given, *chosen receives the frames the network chose
-// (Note [Moved reference]) for the reference loss. `straight_through`: Note [Straight-through
-// moves].
+// With a moved reference and `outputs` given, it receives what the choice losses need.
 at::Tensor noisy_velocity(model::CausalDiTImpl& model, const TeacherForcingBatch& batch,
-                          const at::Tensor& mask, bool straight_through,
-                          at::Tensor* chosen = nullptr) {
+                          const at::Tensor& mask, const ChoiceTraining& how,
+                          ChoiceOutputs* outputs = nullptr) {
   const model::ModelConfig& config = model.config();
   const at::Tensor output = model.forward_masked(batch.input, mask).slice(1, batch.noisy_first);
   const at::Tensor reference =
       config.prediction.previous_frame_skip
           ? model::previous_frame_reference(batch.history, config.frames_per_block)
           : at::Tensor();
-  if (chosen != nullptr && config.prediction.move_pixels > 0) {
-    *chosen = model::moved_reference(reference, output.slice(2, config.channels),
-                                     config.prediction.move_pixels);
+  const at::Tensor logits = output.slice(2, config.channels);
+  const model::ChoiceInputs choice{how.paint, at::Tensor()};
+  if (outputs != nullptr && config.prediction.move_pixels > 0) {
+    outputs->chosen = model::moved_reference(reference, logits, config.prediction.move_pixels,
+                                             model::MoveChoice::kMix, choice);
+    outputs->logits = logits;
+    outputs->reference = reference;
   }
   const at::Tensor x_t = batch.input.frames.slice(1, batch.noisy_first);
   const at::Tensor t = batch.input.t.slice(1, batch.noisy_first);
   model::PredictionConfig prediction = config.prediction;
-  if (straight_through && prediction.move_pixels > 0) {
+  if ((how.straight_through || how.by_likelihood) && prediction.move_pixels > 0) {
     // The plain skip around the chosen frame: the same arithmetic (Note [Moved reference]).
-    const at::Tensor moved = model::straight_through_reference(
-        reference, output.slice(2, config.channels), prediction.move_pixels);
+    // Learning by likelihood, the velocity sees the likeliest choice as given.
+    const at::Tensor moved =
+        how.by_likelihood
+            ? model::moved_reference(reference, logits.detach(), prediction.move_pixels,
+                                     model::MoveChoice::kSharpest, choice)
+            : model::straight_through_reference(reference, logits, prediction.move_pixels, choice);
     prediction.move_pixels = 0;
+    prediction.paint_colours = 0;
     return model::velocity_from_output(
         prediction, output.slice(2, 0, config.channels).to(at::kFloat), x_t, t, moved);
   }
   // Otherwise the gradient pass mixes the choices whatever play does (Note [Sharpest move]).
-  prediction.sharpest_move = false;
-  return model::velocity_from_output(prediction, output.to(at::kFloat), x_t, t, reference);
+  prediction.move_choice = model::MoveChoice::kMix;
+  return model::velocity_from_output(prediction, output.to(at::kFloat), x_t, t, reference, choice);
 }
 
 // The model's own history for the clips batch.own_context chose ([B, F − fpb, ...]; other rows
 // are unused): played by the model (Note [Own rollout]) or predicted in one gradient-free pass,
 // x̂0 = x_t − t·v (Note [Own context]).
 at::Tensor own_history(model::CausalDiTImpl& model, const TeacherForcingBatch& batch,
-                       const at::Tensor& mask, bool rollout, bool straight_through) {
+                       const at::Tensor& mask, bool rollout, const ChoiceTraining& how) {
   at::NoGradGuard no_grad;
   const at::Tensor x_t = batch.input.frames.slice(1, batch.noisy_first);
   if (rollout) {
@@ -149,8 +172,7 @@ at::Tensor own_history(model::CausalDiTImpl& model, const TeacherForcingBatch& b
                                            own_rollout(model, batch, rows, noise, lead_eps));
   }
   const at::Tensor t = batch.input.t.slice(1, batch.noisy_first);
-  return x_t - t.view({t.size(0), t.size(1), 1, 1, 1}) *
-                   noisy_velocity(model, batch, mask, straight_through);
+  return x_t - t.view({t.size(0), t.size(1), 1, 1, 1}) * noisy_velocity(model, batch, mask, how);
 }
 
 // Start the "as it is" choice of a moved reference this far ahead of the four moves: the
@@ -191,6 +213,48 @@ void load_with_new_head(model::CausalDiTImpl& model, const std::string& dir) {
   }
 }
 
+// Where a grown head's paint logits start: far below a trained "as it is" logit, so the grown
+// model plays as the model it grew from until training makes a paint likely.
+constexpr double kPaintLogitStart = -8.0;
+
+// The trained model in `dir` with the paint choices of `model`'s config added to its output head
+// (TrainOptions::init_grown_head): the head's rows are [output channels, patch pixels], so the
+// checkpoint's rows are the first ones and the paint logits' rows follow.
+void load_with_grown_head(model::CausalDiTImpl& model, const std::string& dir) {
+  const std::string config_file = (fs::path(dir) / "config.json").string();
+  const model::ModelConfig from_config = model::load_model_config(config_file);
+  const model::ModelConfig& c = model.config();
+  if (c.prediction.paint_colours == 0 || from_config.prediction.paint_colours != 0 ||
+      from_config.prediction.move_pixels != c.prediction.move_pixels ||
+      from_config.channels != c.channels) {
+    throw Error(config_file,
+                "field 'prediction': growing the head adds paint choices to a model with the "
+                "same moves and no paint (Note [Painted pixels])");
+  }
+  model::CausalDiT source(from_config);
+  model::load_weights(source, dir);
+  const auto trained = source->named_parameters(/*recurse=*/true);
+  at::NoGradGuard no_grad;
+  for (auto& item : model.named_parameters(/*recurse=*/true)) {
+    at::Tensor p = item.value();
+    const at::Tensor* from = trained.find(item.key());
+    if (from == nullptr) throw Error(config_file, "tensor '" + item.key() + "' is missing");
+    if (item.key().rfind("head.proj.", 0) == 0 && from->size(0) < p.size(0) &&
+        from->sizes().slice(1) == p.sizes().slice(1)) {
+      const int64_t kept = from->size(0);
+      p.slice(0, 0, kept).copy_(*from);
+      p.slice(0, kept).fill_(item.key() == "head.proj.bias" ? kPaintLogitStart : 0.0);
+      continue;
+    }
+    if (from->sizes() != p.sizes()) {
+      throw Error(config_file, "tensor '" + item.key() +
+                                   "': the training config's model differs here, and only the "
+                                   "head's paint choices may be new");
+    }
+    p.copy_(*from);
+  }
+}
+
 }  // namespace
 
 void init_training_weights(model::CausalDiTImpl& model, uint64_t seed) {
@@ -211,7 +275,7 @@ void init_training_weights(model::CausalDiTImpl& model, uint64_t seed) {
 TrainReport train(const TrainConfig& config, const TrainOptions& options,
                   const std::function<void(const StepReport&)>& on_log) {
   if (options.out_dir.empty()) throw Error("train", "an output folder is required");
-  if (options.init_new_head && options.init_from.empty()) {
+  if ((options.init_new_head || options.init_grown_head) && options.init_from.empty()) {
     throw Error("train", "a new output head needs weights to start from (--init)");
   }
   const model::ModelConfig model_config = model::load_model_config(config.model_config);
@@ -229,6 +293,7 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
   for (const auto& [used, field] :
        {std::pair{config.loss.straight_through_moves, "loss.straight_through_moves"},
         {config.loss.reference_weight > 0.0, "loss.reference_weight"},
+        {config.loss.choice_weight > 0.0, "loss.choice_weight"},
         {config.loss.consistent_target, "loss.own_target"}}) {
     if (used && model_config.prediction.move_pixels == 0) {
       throw Error(config.file, std::string("field '") + field +
@@ -285,13 +350,17 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
   } else if (!options.init_from.empty()) {
     if (options.init_new_head) {
       load_with_new_head(*model, options.init_from);
+    } else if (options.init_grown_head) {
+      load_with_grown_head(*model, options.init_from);
     } else {
       model::load_weights(model, options.init_from);
     }
     at::NoGradGuard no_grad;
     for (size_t i = 0; i < params.size(); ++i) ema[i].copy_(params[i]);
     log_info("train: starting from the weights in " + options.init_from +
-             (options.init_new_head ? " (output head zeroed)" : ""));
+             (options.init_new_head     ? " (output head zeroed)"
+              : options.init_grown_head ? " (paint choices added to the head)"
+                                        : ""));
   }
   TrainReport report;
   report.first_step = progress.step;
@@ -301,6 +370,12 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
   const int grid_h = model_config.grid_h(model_config.frame),
             grid_w = model_config.grid_w(model_config.frame);
   const int tokens_per_frame = grid_h * grid_w;
+  ChoiceTraining choices;
+  choices.straight_through = config.loss.straight_through_moves;
+  choices.by_likelihood = config.loss.choice_weight > 0.0;
+  if (model_config.prediction.paint_colours > 0) {
+    choices.paint = model::palette_tensor(model_config.palette, options.device);
+  }
   ClipStream stream(config.clips, config.batch, config.seed, progress.step, config.data_workers);
   MixedPrecision precision(options.device);
   std::ofstream log_file(out / "log.jsonl", std::ios::app);
@@ -338,8 +413,7 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
         step_seed(config.seed, step), options.device);
     if (batch.own_context.any().item<bool>()) {
       use_own_context(batch,
-                      own_history(*model, batch, mask, config.noise.own_context_rollout,
-                                  config.loss.straight_through_moves),
+                      own_history(*model, batch, mask, config.noise.own_context_rollout, choices),
                       batch.own_context, model_config.frames_per_block);
       if (config.loss.consistent_target) {
         use_consistent_target(
@@ -350,19 +424,23 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
                               config.loss.uncovered_from_game));
       }
     }
-    at::Tensor chosen;
-    const at::Tensor noisy =
-        noisy_velocity(*model, batch, mask, config.loss.straight_through_moves, &chosen);
+    ChoiceOutputs chosen;
+    const at::Tensor noisy = noisy_velocity(*model, batch, mask, choices, &chosen);
     const at::Tensor weight = config.loss.motion_weight > 0.0
                                   ? motion_weights(batch.clean, clips.positions,
                                                    model_config.frames_per_block, config.loss)
                                   : at::Tensor();
     at::Tensor loss = weighted_squared_error(noisy, batch.target, weight);
-    if (chosen.defined() && config.loss.reference_weight > 0.0) {
+    const at::Tensor clean_noisy = batch.clean.slice(1, model_config.frames_per_block);
+    if (chosen.chosen.defined() && config.loss.reference_weight > 0.0) {
       // Note [Reference loss]
       loss = loss + config.loss.reference_weight *
-                        weighted_squared_error(
-                            chosen, batch.clean.slice(1, model_config.frames_per_block), weight);
+                        weighted_squared_error(chosen.chosen, clean_noisy, weight);
+    }
+    if (chosen.logits.defined() && config.loss.choice_weight > 0.0) {
+      loss = loss + config.loss.choice_weight *
+                        choice_likelihood_loss(chosen.logits, chosen.reference, clean_noisy,
+                                               choices.paint, model_config.prediction.move_pixels);
     }
     for (at::Tensor& p : params) p.mutable_grad() = at::Tensor();
     loss.backward();

@@ -14,12 +14,12 @@
 namespace wc::train {
 
 struct TrainOptions {
-  std::string out_dir;      // state/, model/ and log.jsonl go here; an existing state resumes
+  std::string out_dir;  // state/, model/ and log.jsonl go here; an existing state resumes
   at::Device device = at::kCPU;
-  double minutes = 0.0;     // stop (and save) after this much wall time in this call; 0 = none
-  int64_t max_steps = 0;    // stop at this step count; 0 = the config's steps (or none)
-  bool resume = true;       // false: refuse to start when out_dir already holds a state
-  bool progress_bar = true; // a one-line bar on stderr; log lines go through wc::log either way
+  double minutes = 0.0;      // stop (and save) after this much wall time in this call; 0 = none
+  int64_t max_steps = 0;     // stop at this step count; 0 = the config's steps (or none)
+  bool resume = true;        // false: refuse to start when out_dir already holds a state
+  bool progress_bar = true;  // a one-line bar on stderr; log lines go through wc::log either way
   // Without a state to resume: start from these exported weights (a model folder) instead of a
   // fresh initialisation, with fresh optimiser moments (fine-tuning, or continuing a run whose
   // state was lost).
@@ -29,6 +29,10 @@ struct TrainOptions {
   // starts from a zero output (with the skip: a copy of the previous frame). The head may change
   // shape (a moved reference adds its logits); the other tensors must match.
   bool init_new_head = false;
+  // With init_from: keep the whole trained head and add the paint choices a config with
+  // `prediction.paint` puts after the moves (Note [Painted pixels]): the model plays as before
+  // until training makes a paint likely. Only those outputs may be new.
+  bool init_grown_head = false;
 };
 
 struct StepReport {

@@ -169,14 +169,22 @@ TEST(ModelConfig, MovedReferenceParsesRoundTripsAndWidensTheHead) {
     EXPECT_EQ(spec.shape[0], int64_t{moved.channels + 5} * moved.patch_h * moved.patch_w);
   }
   EXPECT_TRUE(found);
-  EXPECT_FALSE(moved.prediction.sharpest_move);
-  json["prediction"]["move_choice"] = "sharpest";
-  const ModelConfig sharp = parse_model_config(json, "cfg.json");
-  EXPECT_TRUE(sharp.prediction.sharpest_move);
-  EXPECT_TRUE(parse_model_config(model_config_to_json(sharp), "again").prediction.sharpest_move);
+  using MoveChoice = PredictionConfig::MoveChoice;
+  EXPECT_EQ(moved.prediction.move_choice, MoveChoice::kMix);
+  for (const auto& [name, choice] :
+       {std::pair{"sharpest", MoveChoice::kSharpest}, {"sample", MoveChoice::kSample}}) {
+    json["prediction"]["move_choice"] = name;
+    const ModelConfig chosen = parse_model_config(json, "cfg.json");
+    EXPECT_EQ(chosen.prediction.move_choice, choice) << name;
+    EXPECT_EQ(parse_model_config(model_config_to_json(chosen), "again").prediction.move_choice,
+              choice)
+        << name;
+  }
   json["prediction"]["move_choice"] = "best";
-  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
-              HasSubstr("cfg.json: field 'prediction.move_choice': must be \"mix\" or"));
+  EXPECT_THAT(
+      testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+      HasSubstr(
+          "cfg.json: field 'prediction.move_choice': must be \"mix\", \"sharpest\" or \"sample\""));
   json["prediction"]["move_choice"] = "mix";
   json["prediction"].erase("move_pixels");
   EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
@@ -184,6 +192,54 @@ TEST(ModelConfig, MovedReferenceParsesRoundTripsAndWidensTheHead) {
   json["prediction"]["move_pixels"] = 0;
   EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
               HasSubstr("cfg.json: field 'prediction.move_pixels': must be in"));
+}
+
+// Note [Painted pixels]: one choice per palette colour after the moves, so the head grows by the
+// palette's size; written back only when on; refused without moves or without a palette.
+TEST(ModelConfig, PaintAddsAChoicePerPaletteColour) {
+  nlohmann::json json = game_small_json();
+  json["prediction"] = {{"reference", "previous_frame"},
+                        {"spread", 0.5},
+                        {"move_pixels", 8},
+                        {"move_choice", "sample"},
+                        {"paint", true}};
+  json["palette"] = {{"colours", {"#000000", "#ffffff", "#62b24a"}}, {"snap", true}};
+  const ModelConfig painted = parse_model_config(json, "cfg.json");
+  EXPECT_EQ(painted.prediction.paint_colours, 3);
+  EXPECT_EQ(painted.output_channels(), painted.channels + 5 + 3);
+  const nlohmann::json again = model_config_to_json(painted);
+  EXPECT_EQ(again["prediction"]["paint"], true);
+  EXPECT_EQ(parse_model_config(again, "again").prediction.paint_colours, 3);
+  // Note [Choice temperature]: written back with a sampled choice, refused without one.
+  EXPECT_EQ(again["prediction"]["choice_temperature"], 1.0);
+  EXPECT_EQ(again["prediction"]["choice_floor"], 0.0);
+  json["prediction"]["choice_temperature"] = 0.5;
+  json["prediction"]["choice_floor"] = 0.1;
+  const ModelConfig shaped = parse_model_config(json, "cfg.json");
+  EXPECT_EQ(shaped.prediction.choice_temperature, 0.5);
+  EXPECT_EQ(parse_model_config(model_config_to_json(shaped), "again").prediction.choice_floor, 0.1);
+  json["prediction"]["choice_floor"] = 1.5;
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'prediction.choice_floor': must be in"));
+  json["prediction"]["choice_floor"] = 0.1;
+  json["prediction"]["move_choice"] = "sharpest";
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'prediction.choice_temperature': needs move_choice "
+                        "\"sample\""));
+  json["prediction"].erase("choice_temperature");
+  json["prediction"].erase("choice_floor");
+  json["prediction"]["paint"] = false;
+  EXPECT_EQ(parse_model_config(json, "cfg.json").output_channels(), painted.channels + 5);
+  EXPECT_FALSE(
+      model_config_to_json(parse_model_config(json, "cfg.json"))["prediction"].contains("paint"));
+  json["prediction"]["paint"] = true;
+  json.erase("palette");
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'prediction.paint': needs the model's palette"));
+  json["prediction"].erase("move_pixels");
+  json["prediction"].erase("move_choice");
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'prediction.paint': needs move_pixels"));
 }
 
 // Note [Palette snap]: absent unless surveyed, "#rrggbb" colours read and written back, snap off

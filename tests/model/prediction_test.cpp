@@ -150,7 +150,7 @@ TEST(MovedReference, TheSharpestChoiceTakesEachPixelsLikeliestMove) {
   const int h = 5, w = 6, m = 2;
   const at::Tensor previous = at::randn({2, 1, 3, h, w});
   const at::Tensor logits = at::randn({2, 1, 5, h, w});
-  const at::Tensor sharp = moved_reference(previous, logits, m, /*sharpest=*/true);
+  const at::Tensor sharp = moved_reference(previous, logits, m, MoveChoice::kSharpest);
   ASSERT_EQ(sharp.sizes(), previous.sizes());
   auto prev = previous.accessor<float, 5>();
   auto l = logits.accessor<float, 5>();
@@ -175,8 +175,8 @@ TEST(MovedReference, StraightThroughIsTheSharpestForwardAndTheMixBackward) {
   at::Tensor through = logits.clone().requires_grad_(true);
   at::Tensor mixed = logits.clone().requires_grad_(true);
   const at::Tensor forward = straight_through_reference(previous, through, 2);
-  EXPECT_TRUE(
-      at::allclose(forward, moved_reference(previous, logits, 2, /*sharpest=*/true), 1e-6, 1e-6));
+  EXPECT_TRUE(at::allclose(forward, moved_reference(previous, logits, 2, MoveChoice::kSharpest),
+                           1e-6, 1e-6));
   (forward * weights).sum().backward();
   (moved_reference(previous, mixed, 2) * weights).sum().backward();
   ASSERT_TRUE(through.grad().defined());

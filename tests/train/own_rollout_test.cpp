@@ -53,13 +53,17 @@ TEST(OwnRollout, AModelThatPredictsNoChangePlaysItsSinkBack) {
   }
 }
 
-void expect_rollout_equals_sampler(int move_pixels, bool sharpest, bool palette = false) {
+using MoveChoice = model::PredictionConfig::MoveChoice;
+
+void expect_rollout_equals_sampler(int move_pixels, MoveChoice choice, bool palette = false,
+                                   bool paint = false) {
   model::ModelConfig config = skip_config();
   if (palette) {  // Note [Palette snap]: both snap each played frame
     config.palette.colours = {{0, 0, 0}, {255, 255, 255}, {98, 178, 74}, {46, 102, 204}};
   }
+  if (paint) config.prediction.paint_colours = static_cast<int>(config.palette.colours.size());
   config.prediction.move_pixels = move_pixels;
-  config.prediction.sharpest_move = sharpest;
+  config.prediction.move_choice = choice;
   const TeacherForcingBatch batch = clip_batch(4, 32);
   const int64_t row = 1;
   config.sampler.context_noise = batch.context_level[row][0].item<double>();  // one level a clip
@@ -91,14 +95,21 @@ void expect_rollout_equals_sampler(int move_pixels, bool sharpest, bool palette 
 }
 
 // With the plain skip and with a moved reference, mixed or sharpest (Notes [Moved reference],
-// [Sharpest move]): the rollout plays the config's choice, as the sampler does.
+// [Sharpest move]): the rollout plays the config's choice, as the sampler does; and with paint
+// choices drawn from the block's noise (Notes [Painted pixels], [Choice draw]), the same draws.
 TEST(OwnRollout, EqualsTheSamplerPlayingTheClip) {
-  for (const auto& [move_pixels, sharpest] : {std::pair{0, false}, {4, false}, {4, true}}) {
-    SCOPED_TRACE("move_pixels " + std::to_string(move_pixels) + (sharpest ? " sharpest" : ""));
-    expect_rollout_equals_sampler(move_pixels, sharpest);
+  for (const auto& [move_pixels, choice] : {std::pair{0, MoveChoice::kMix},
+                                            {4, MoveChoice::kMix},
+                                            {4, MoveChoice::kSharpest},
+                                            {4, MoveChoice::kSample}}) {
+    SCOPED_TRACE("move_pixels " + std::to_string(move_pixels) + " choice " +
+                 std::to_string(static_cast<int>(choice)));
+    expect_rollout_equals_sampler(move_pixels, choice);
   }
   SCOPED_TRACE("palette snap");
-  expect_rollout_equals_sampler(4, true, /*palette=*/true);
+  expect_rollout_equals_sampler(4, MoveChoice::kSharpest, /*palette=*/true);
+  SCOPED_TRACE("painted, sampled");
+  expect_rollout_equals_sampler(4, MoveChoice::kSample, /*palette=*/true, /*paint=*/true);
 }
 
 // Note [Deep rollout]: with a lead, the rollout plays the sink, the lead and the run under the
@@ -108,7 +119,7 @@ TEST(OwnRollout, EqualsTheSamplerPlayingTheClip) {
 TEST(OwnRollout, ALeadIsPlayedFirstUnderThePlayWindow) {
   model::ModelConfig config = skip_config();
   config.prediction.move_pixels = 4;
-  config.prediction.sharpest_move = true;
+  config.prediction.move_choice = MoveChoice::kSharpest;
   const int64_t frames = 4, lead = 3, played = lead + frames - 1, rolling = frames - 2;
   at::manual_seed(33);
   ClipBatch clips;

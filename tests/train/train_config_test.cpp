@@ -94,7 +94,7 @@ TEST(TrainConfig, MovesExperimentConfigsParse) {
   EXPECT_EQ(straight.clips.lead_frames, consistent.clips.lead_frames);
   const model::ModelConfig model = model::load_model_config(moves.model_config);
   EXPECT_EQ(model.prediction.move_pixels, 8);
-  EXPECT_TRUE(model.prediction.sharpest_move);
+  EXPECT_EQ(model.prediction.move_choice, model::PredictionConfig::MoveChoice::kSharpest);
   EXPECT_EQ(model::model_config_to_json(model),
             model::model_config_to_json(model::load_model_config(rollout.model_config)));
 }
@@ -142,6 +142,16 @@ TEST(TrainConfig, LossSectionIsOptionalAndChecked) {
   EXPECT_THAT(error_of(j),
               HasSubstr("field 'loss.straight_through_moves': expected true or false"));
   j["loss"].erase("straight_through_moves");
+  EXPECT_EQ(c.loss.choice_weight, 0.0);  // Note [Choice likelihood]
+  j["loss"]["choice_weight"] = 1.5;
+  EXPECT_EQ(parse_train_config(j, "run.json").loss.choice_weight, 1.5);
+  j["loss"]["straight_through_moves"] = true;
+  EXPECT_THAT(error_of(j), HasSubstr("field 'loss.straight_through_moves': cannot be used with "
+                                     "choice_weight"));
+  j["loss"].erase("straight_through_moves");
+  j["loss"]["choice_weight"] = -1.0;
+  EXPECT_THAT(error_of(j), HasSubstr("field 'loss.choice_weight': must be in [0"));
+  j["loss"].erase("choice_weight");
   expect_two_words(j, "loss", "own_target", "consistent", "truth",  // Note [Consistent target]
                    [](const TrainConfig& t) { return t.loss.consistent_target; });
   expect_two_words(j, "loss", "own_target", "consistent_uncovered",

@@ -375,6 +375,61 @@ TEST_F(TrainerTest, StraightThroughMovesTrainAndNeedAMovedReference) {
   EXPECT_NE(sharp.front(), mixed.front());
 }
 
+// Note [Painted pixels], Note [Choice likelihood]: --grow-head keeps the moved model's whole
+// head and adds the paint logits far below the rest; the painted model, drawing its own history
+// by sample, then trains by the choice's likelihood. A model without moves refuses the loss by
+// name, and a checkpoint that is not the same model without paint cannot grow.
+TEST_F(TrainerTest, AGrownHeadKeepsTheTrainedHeadAndItsPaintTrainsByLikelihood) {
+  config_.loss.choice_weight = 1.0;
+  expect_needs_moves("loss.choice_weight");
+  config_.loss.choice_weight = 0.0;
+  nlohmann::json model = use_moved_model();
+  run("moved", 20);
+  const nlohmann::json bundled = nlohmann::json::parse(std::ifstream(
+      std::string(WORLDCAST_SOURCE_DIR) + "/assets/models/game-small-moves/config.json"));
+  model["palette"] = bundled["palette"];  // the game's colours, which the clips are made of
+  model["prediction"]["paint"] = true;
+  model["prediction"]["move_choice"] = "sample";
+  std::ofstream(dir_ / "painted.json") << model.dump(2);
+  config_.model_config = (dir_ / "painted.json").string();
+  config_.loss.choice_weight = 1.0;
+  config_.noise.own_context_share = 0.5;
+  TrainOptions options;
+  options.out_dir = (dir_ / "painted").string();
+  options.max_steps = 1;
+  options.progress_bar = false;
+  options.init_grown_head = true;
+  options.init_from = (dir_ / "moved" / "model").string();
+  train(config_, options);
+  const TensorMap exported = load_tensors(Checkpoint::open((dir_ / "moved" / "model").string()));
+  const TensorMap state = load_tensors(Checkpoint::open((dir_ / "painted" / "state").string()));
+  const int64_t colours = static_cast<int64_t>(bundled["palette"]["colours"].size());
+  for (const auto& [name, weight] : exported) {
+    const at::Tensor ema = state.at("ema." + name);
+    // Per token: 3 colour channels and 5 logits as before, then the paint logits, each over the
+    // 4x4 patch's 16 pixels.
+    const at::Tensor kept = name.rfind("head.proj.", 0) == 0 ? ema.slice(0, 0, 8 * 16) : ema;
+    EXPECT_TRUE(at::allclose(kept, weight.to(at::kFloat), 1e-3, 1e-3)) << name;
+  }
+  const at::Tensor bias = state.at("ema.head.proj.bias");
+  ASSERT_EQ(bias.size(0), (8 + colours) * 16);
+  EXPECT_NEAR(bias.slice(0, 8 * 16).mean().item<double>(), -8.0, 0.05);
+  EXPECT_LT(state.at("ema.head.proj.weight").slice(0, 8 * 16).abs().max().item<double>(), 0.05);
+
+  std::vector<double> losses;
+  run("painted", 40, &losses);
+  ASSERT_NO_FATAL_FAILURE(expect_learns(losses, 7u));
+
+  options.out_dir = (dir_ / "regrown").string();
+  options.init_from = (dir_ / "painted" / "model").string();
+  try {
+    train(config_, options);
+    FAIL() << "a model that already paints cannot grow paint choices again";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("config.json: field 'prediction': growing the head"));
+  }
+}
+
 TEST_F(TrainerTest, DamagedStateIsRefusedByName) {
   run("damaged", 2);
   fs::path shard;

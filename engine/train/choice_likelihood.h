@@ -1,0 +1,33 @@
+// The likelihood loss of a moved reference's choice. See Note [Choice likelihood].
+#pragma once
+
+#include <ATen/ATen.h>
+
+namespace wc::train {
+
+// Note [Choice likelihood]
+// Play draws each pixel's choice among the five moves and the K paint colours (Note [Painted
+// pixels] in engine/model/prediction.h), so the softmax must be that choice's distribution, not
+// a weight for a mix. The squared error of the mix (Note [Reference loss]) or of the velocity
+// through it trains the mix to the mean, which for ground nobody has seen is a blend no draw
+// shows. This loss is the negative log-likelihood of the target pixel: −log Σ p_j over the
+// choices j that show it (a move whose moved previous pixel equals it, a paint of its colour; a
+// still pixel that a move also explains counts both). Every frame the model trains on is made of
+// palette colours (the game's own; its rollouts are snapped), so "equals" is within a quarter of
+// one byte step. A pixel no choice shows (a model config without the colour) is left out.
+// Trained with it (`loss.choice_weight` > 0) the velocity loss sees each pixel's likeliest choice
+// with no gradient into the logits: the choice learns from its likelihood alone, and the
+// correction learns what remains.
+
+// Which choices show `target`'s pixel ([B, F, 5 + K, H, W] bool): the moves of `previous` and
+// the colours `paint` ([K, C] or undefined), for frames [B, F, C, H, W] in [−1, 1].
+at::Tensor showing_choices(const at::Tensor& previous, const at::Tensor& target,
+                           const at::Tensor& paint, int move_pixels);
+
+// The mean over the pixels some choice shows of −log Σ_{j shows} softmax(logits)_j, float32
+// (logits [B, F, 5 + K, H, W]).
+at::Tensor choice_likelihood_loss(const at::Tensor& logits, const at::Tensor& previous,
+                                  const at::Tensor& target, const at::Tensor& paint,
+                                  int move_pixels);
+
+}  // namespace wc::train
