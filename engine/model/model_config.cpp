@@ -221,6 +221,12 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
         prediction.fail(prediction.field_path(key), "needs move_choice \"sample\"");
       }
     }
+    if (prediction.has("draw_per_patch")) {
+      config.prediction.draw_per_patch = prediction.boolean("draw_per_patch");
+      if (config.prediction.move_choice != MoveChoice::kSample) {
+        prediction.fail(prediction.field_path("draw_per_patch"), "needs move_choice \"sample\"");
+      }
+    }
     if (prediction.has("paint") && prediction.boolean("paint")) {
       if (config.prediction.move_pixels == 0) {
         prediction.fail(prediction.field_path("paint"), "needs move_pixels");
@@ -326,6 +332,7 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
       if (choice == MoveChoice::kSample) {
         out["prediction"]["choice_temperature"] = config.prediction.choice_temperature;
         out["prediction"]["choice_floor"] = config.prediction.choice_floor;
+        out["prediction"]["draw_per_patch"] = config.prediction.draw_per_patch;
       }
     }
   }

@@ -52,6 +52,8 @@ struct PredictionConfig {
   // temperature, leaving out every choice less likely than `choice_floor` times the likeliest.
   double choice_temperature = 1.0;
   double choice_floor = 0.0;
+  // Note [Choice draw] (prediction.h): the pixels of a patch share their draw.
+  bool draw_per_patch = false;
   // Note [Painted pixels] (prediction.h): with `"paint": true` every colour of the model's
   // palette is one more choice after the moves ("paint this colour"); this is their count.
   int paint_colours = 0;

@@ -62,21 +62,46 @@ at::Tensor shaped_logits(const at::Tensor& logits, double temperature, double fl
   return shaped.masked_fill(shaped < cut, -std::numeric_limits<float>::infinity());
 }
 
-at::Tensor choice_draw(const at::Tensor& noise) {
-  return 0.5 * (1.0 + at::erf(noise.select(2, 0).to(at::kFloat) * M_SQRT1_2));
+at::Tensor choice_draw(const at::Tensor& noise, int cell_h, int cell_w) {
+  if (noise.size(2) < 2) throw Error("prediction", "a choice draw needs two noise channels");
+  const int64_t b = noise.size(0), f = noise.size(1), h = noise.size(3), w = noise.size(4);
+  if (h % cell_h != 0 || w % cell_w != 0) {
+    throw Error("prediction", "a choice draw's cells must tile the frame");
+  }
+  // The noise at each cell's first pixel, repeated over the cell.
+  const at::Tensor first = noise.slice(2, 0, 2)
+                               .to(at::kFloat)
+                               .view({b, f, 2, h / cell_h, cell_h, w / cell_w, cell_w})
+                               .slice(4, 0, 1)
+                               .slice(6, 0, 1)
+                               .expand({b, f, 2, h / cell_h, cell_h, w / cell_w, cell_w})
+                               .reshape({b, f, 2, h, w});
+  return 0.5 * (1.0 + at::erf(first * M_SQRT1_2));
+}
+
+at::Tensor choice_draw_for(const PredictionConfig& prediction, int patch_h, int patch_w,
+                           const at::Tensor& noise) {
+  return prediction.draw_per_patch ? choice_draw(noise, patch_h, patch_w) : choice_draw(noise);
 }
 
 at::Tensor choice_index(const at::Tensor& logits, MoveChoice how, const at::Tensor& draw) {
+  constexpr int64_t moves = PredictionConfig::kMoves;
+  const at::Tensor likeliest_move = logits.slice(2, 0, moves).argmax(2);
   if (how != MoveChoice::kSample) return logits.argmax(2);
+  if (logits.size(2) == moves) return likeliest_move;  // nothing to paint: the sharpest move
   if (!draw.defined()) {
     throw Error("prediction", "a sampled choice needs each pixel's draw (Note [Choice draw])");
   }
-  // The first choice whose cumulative probability reaches the draw. The draw is scaled to the
-  // last cumulative sum, which rounding can leave just below 1: a draw of 1 then lands on the
-  // last choice that has any probability, never on a choice left out (Note [Choice temperature]).
-  const at::Tensor cumulative = at::softmax(logits.to(at::kFloat), 2).cumsum(2);
-  const at::Tensor reach = draw.unsqueeze(2) * cumulative.slice(2, -1);
-  return (cumulative < reach).sum(2).clamp_max(logits.size(2) - 1);
+  const at::Tensor p = at::softmax(logits.to(at::kFloat), 2);
+  const at::Tensor paint = p.slice(2, moves);
+  const at::Tensor paint_total = paint.sum(2);
+  // Among the paints: the first whose cumulative probability reaches the draw, scaled to the
+  // paints' total so that a draw of 1 lands on the last paint left in, never on one left out
+  // (Note [Choice temperature]).
+  const at::Tensor cumulative = paint.cumsum(2);
+  const at::Tensor reach = (draw.select(2, 1) * paint_total).unsqueeze(2);
+  const at::Tensor painted = moves + (cumulative < reach).sum(2).clamp_max(paint.size(2) - 1);
+  return at::where(draw.select(2, 0) < paint_total, painted, likeliest_move);
 }
 
 namespace {

@@ -51,20 +51,28 @@ namespace wc::model {
 // rest). With `prediction.paint` each colour of the model's palette (Note [Palette snap]) is one
 // more choice after the five moves, "paint this colour", and the choice among the 5 + K is a
 // per-pixel categorical distribution trained by its likelihood (Note [Choice likelihood] in
-// engine/train/choice_likelihood.h). With `move_choice: "sample"` play draws each pixel's choice
-// from it: new ground gets grass, tufts and shore in the proportions the model believes, not
-// their mean. Where a move explains a pixel the likelihood makes the distribution near one-hot,
-// so the draw is the argmax there. The draws are independent per pixel: what the model is unsure
-// of comes out speckled, which the next frames copy and scroll like any other ground.
+// engine/train/choice_likelihood.h). With `move_choice: "sample"` play draws new content from it
+// instead of taking the argmax, in two parts (Note [Choice draw]): the pixel is painted with the
+// paints' total probability, else it takes its likeliest move; a painted pixel's colour is drawn
+// among the paints. New ground then gets grass, tufts and shore in the proportions the model
+// believes, not their mean. Moves are never drawn: which way the world moves follows from the
+// key, and the first painted model, drawing among all 31 choices, left copies of the sprite
+// behind it where a pixel's move was unsure. The draws are independent per pixel, so what the
+// model is unsure of comes out speckled, which the next frames copy and scroll like any ground.
 
 // Note [Choice draw]
-// A sampled choice takes its uniform per pixel from the block's own starting noise (channel 0,
-// through the normal CDF: `choice_draw`), not from a generator of its own. A rollout is then a
-// function of its seed as before: recordings replay, eval repeats, and a recorded CUDA graph,
-// whose noise is an input, replays the same draws as eager play.
+// A sampled choice takes its two uniforms per pixel (paint or move; which paint) from the block's
+// own starting noise (channels 0 and 1, through the normal CDF: `choice_draw`), not from a
+// generator of its own. A rollout is then a function of its seed as before: recordings replay,
+// eval repeats, and a recorded CUDA graph, whose noise is an input, replays the same draws.
+// Drawn per pixel, a strip whose content the model does not know comes out as speckle of every
+// colour it might hold. With `prediction.draw_per_patch` the pixels of a patch share their
+// uniforms, so each takes the same quantile of its own distribution: where those agree (new
+// ground of unknown kind) the patch is painted as one block of water, sand or grass, which the
+// next frames go on drawing as ground of that kind.
 
 // Note [Choice temperature]
-// Drawn from the softmax as it is, the painted model of session 13 turned every frame into
+// Drawn from the softmax as it is, the first painted model (session 13) turned frames into
 // speckle: each pixel of new ground drew from all 26 colours, the rare ones too, and the next
 // frame copied and scrolled the speckle (responsiveness 100%, idle fidelity 21.8 dB, where the
 // argmax gave 34). Sampling language models meets the same tail; the two usual cures apply per
@@ -79,12 +87,17 @@ at::Tensor shaped_logits(const at::Tensor& logits, double temperature, double fl
 // What a choice needs besides the previous frame and the logits.
 struct ChoiceInputs {
   at::Tensor paint;  // [K, C] the palette's colours, float32 (Note [Painted pixels]); or undefined
-  at::Tensor draw;   // [B, F, H, W] a uniform in [0, 1) per pixel, for MoveChoice::kSample
+  at::Tensor draw;   // [B, F, 2, H, W] two uniforms in [0, 1] per pixel, for MoveChoice::kSample
 };
 
-// Each pixel's uniform for a sampled choice, from standard normal `noise` [B, F, C, H, W]
-// (Note [Choice draw]): Φ of channel 0, float32 [B, F, H, W].
-at::Tensor choice_draw(const at::Tensor& noise);
+// Each pixel's two uniforms for a sampled choice, from standard normal `noise` [B, F, C, H, W]
+// with C ≥ 2 (Note [Choice draw]): Φ of channels 0 and 1, float32 [B, F, 2, H, W], each cell of
+// `cell_h` x `cell_w` pixels sharing its first pixel's.
+at::Tensor choice_draw(const at::Tensor& noise, int cell_h = 1, int cell_w = 1);
+
+// The draw a model config asks for: per pixel, or per patch (`prediction.draw_per_patch`).
+at::Tensor choice_draw_for(const PredictionConfig& prediction, int patch_h, int patch_w,
+                           const at::Tensor& noise);
 
 // The velocity of `output` ([B, F, C', H, W], the network's; C' = C plus a moved reference's
 // logits) for the noisy frames `x_t` at levels `t` ([B, F]) given `reference` (the frame before
@@ -106,14 +119,14 @@ at::Tensor velocity_from_output(const PredictionConfig& prediction, const at::Te
 
 // The reference that `logits` ([B, F, 5 + K, H, W]) choose from `previous` ([B, F, C, H, W]) and
 // the K paint colours of `choice.paint`, float32: the softmax mix, each pixel's argmax choice, or
-// a choice drawn by inverse CDF from `choice.draw` (Notes [Moved reference], [Sharpest move],
-// [Painted pixels]).
+// a choice drawn with `choice.draw` (Notes [Moved reference], [Sharpest move], [Painted pixels]).
 using MoveChoice = PredictionConfig::MoveChoice;
 at::Tensor moved_reference(const at::Tensor& previous, const at::Tensor& logits, int move_pixels,
                            MoveChoice how = MoveChoice::kMix, const ChoiceInputs& choice = {});
 
 // Each pixel's chosen index among the 5 + K choices ([B, F, H, W], int64): the argmax, or with a
-// draw the first choice whose cumulative softmax passes it.
+// draw (Note [Painted pixels]) a paint with the paints' total probability, by inverse CDF among
+// them, and otherwise the likeliest move.
 at::Tensor choice_index(const at::Tensor& logits, MoveChoice how, const at::Tensor& draw);
 
 // Note [Straight-through moves]

@@ -121,7 +121,10 @@ at::Tensor BlockSampler::run_denoise(const at::Tensor& noise, const at::Tensor& 
   // Note [Painted pixels], Note [Choice draw]: the draw comes from the block's starting noise.
   model::ChoiceInputs choice;
   if (prediction.paint_colours > 0) choice.paint = palette_;
-  if (prediction.move_choice == model::MoveChoice::kSample) choice.draw = model::choice_draw(noise);
+  if (prediction.move_choice == model::MoveChoice::kSample) {
+    const model::ModelConfig& config = model_.config();
+    choice.draw = model::choice_draw_for(prediction, config.patch_h, config.patch_w, noise);
+  }
   at::Tensor x = noise;
   const int64_t frames = noise.size(1);
   for (size_t i = 0; i < schedule_.size(); ++i) {

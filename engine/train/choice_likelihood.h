@@ -16,8 +16,11 @@ namespace wc::train {
 // palette colours (the game's own; its rollouts are snapped), so "equals" is within a quarter of
 // one byte step. A pixel no choice shows (a model config without the colour) is left out.
 // Trained with it (`loss.choice_weight` > 0) the velocity loss sees each pixel's likeliest choice
-// with no gradient into the logits: the choice learns from its likelihood alone, and the
-// correction learns what remains.
+// with no gradient into the logits, and the correction learns what remains. Trained on the
+// likelihood alone, the first painted model's moves got worse (its argmax play left the sprite's
+// trail again), so the reference loss (Note [Reference loss]) may be kept beside it: with paint
+// choices it scores the mix of the five moves by their own softmax, which the paints do not
+// enter.
 
 // Which choices show `target`'s pixel ([B, F, 5 + K, H, W] bool): the moves of `previous` and
 // the colours `paint` ([K, C] or undefined), for frames [B, F, C, H, W] in [−1, 1].

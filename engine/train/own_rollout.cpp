@@ -77,7 +77,7 @@ at::Tensor own_rollout(model::CausalDiTImpl& model, const TeacherForcingBatch& b
     const at::Tensor reference = model::block_reference(window, static_cast<int>(fpb));
     // Note [Choice draw]: drawn from the block's noise, as play draws.
     if (config.prediction.move_choice == model::MoveChoice::kSample) {
-      choice.draw = model::choice_draw(x1);
+      choice.draw = model::choice_draw_for(config.prediction, config.patch_h, config.patch_w, x1);
     }
     const at::Tensor velocity =
         model::velocity_from_output(config.prediction, output, x1, one, reference, choice);

@@ -102,7 +102,7 @@ struct ChoiceTraining {
 
 // What the gradient pass needs of a moved reference beyond the velocity.
 struct ChoiceOutputs {
-  at::Tensor chosen;     // the softmax mix of the choices (Note [Reference loss])
+  at::Tensor chosen;     // the softmax mix of the five moves (Note [Reference loss])
   at::Tensor logits;     // [B, F, 5 + K, H, W] (Note [Choice likelihood])
   at::Tensor reference;  // the frame before each noisy frame's block
 };
@@ -122,8 +122,11 @@ at::Tensor noisy_velocity(model::CausalDiTImpl& model, const TeacherForcingBatch
   const at::Tensor logits = output.slice(2, config.channels);
   const model::ChoiceInputs choice{how.paint, at::Tensor()};
   if (outputs != nullptr && config.prediction.move_pixels > 0) {
-    outputs->chosen = model::moved_reference(reference, logits, config.prediction.move_pixels,
-                                             model::MoveChoice::kMix, choice);
+    // With paint choices the reference loss scores the moves' own softmax (Note [Choice
+    // likelihood]): it goes on teaching which move explains a pixel, and leaves the paints alone.
+    outputs->chosen =
+        model::moved_reference(reference, logits.slice(2, 0, model::PredictionConfig::kMoves),
+                               config.prediction.move_pixels);
     outputs->logits = logits;
     outputs->reference = reference;
   }

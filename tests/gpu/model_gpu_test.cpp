@@ -9,6 +9,7 @@
 
 #include "engine/attention/registry.h"
 #include "engine/model/dit.h"
+#include "engine/model/prediction.h"
 #include "engine/model/weights.h"
 #include "engine/rollout/sampler.h"
 #include "engine/rollout/session.h"
@@ -192,7 +193,8 @@ TEST(ModelGpu, GraphReplayFollowsALivePaletteSnapToggle) {
 // The skip experiments' sampler: Note [Previous-frame skip] (the reference is a static input of
 // the recording) with Note [Action guidance] on the first step and context noise. Replayed
 // frames equal the eager ones.
-void expect_skip_graph_replay_equals_eager(int move_pixels) {
+void expect_skip_graph_replay_equals_eager(int move_pixels, bool painted = false,
+                                           bool per_patch = false) {
   ModelConfig c = small_config(1);
   c.num_actions = 6;
   c.sampler.steps = 2;
@@ -203,6 +205,13 @@ void expect_skip_graph_replay_equals_eager(int move_pixels) {
   c.prediction.previous_frame_skip = true;
   c.prediction.spread = 0.5;
   c.prediction.move_pixels = move_pixels;
+  if (painted) {  // Note [Painted pixels]: random weights paint often, so the draws are exercised
+    c.palette.colours = {{0, 0, 0}, {255, 255, 255}, {98, 178, 74}, {46, 102, 204}};
+    c.prediction.paint_colours = 4;
+    c.prediction.move_choice = PredictionConfig::MoveChoice::kSample;
+    c.prediction.choice_floor = 0.05;
+    c.prediction.draw_per_patch = per_patch;
+  }
   const auto run = [&](bool graphs) {
     rollout::SessionOptions options;
     options.cuda_graphs = graphs;
@@ -232,6 +241,34 @@ TEST(ModelGpu, GraphReplayWithThePreviousFrameSkipAndGuidance) {
     SCOPED_TRACE("move_pixels " + std::to_string(move_pixels));
     expect_skip_graph_replay_equals_eager(move_pixels);
   }
+}
+
+// Note [Choice draw]: painted choices drawn from the block's noise, per pixel and per patch, are
+// recorded with the rest; replay draws what eager play draws.
+TEST(ModelGpu, GraphReplayWithPaintedChoicesDrawsTheEagerDraws) {
+  REQUIRE_CUDA();
+  for (const bool per_patch : {false, true}) {
+    SCOPED_TRACE(per_patch ? "per patch" : "per pixel");
+    expect_skip_graph_replay_equals_eager(8, /*painted=*/true, per_patch);
+  }
+}
+
+// The drawn choice on CUDA against the CPU's on the same fresh random logits and noise: the
+// same index wherever a draw is not within rounding of a boundary.
+TEST(ModelGpu, PaintedDrawsOnCudaMatchTheCpu) {
+  REQUIRE_CUDA();
+  at::manual_seed(61);
+  const at::Tensor logits = at::randn({2, 2, 5 + 26, 64, 64}) * 2;
+  const at::Tensor noise = at::randn({2, 2, 3, 64, 64});
+  const auto draw = [&](const at::Device& device) {
+    const at::Tensor shaped = shaped_logits(logits.to(device), 0.8, 0.05);
+    return choice_index(shaped, PredictionConfig::MoveChoice::kSample,
+                        choice_draw(noise.to(device), 8, 8))
+        .to(at::kCPU);
+  };
+  const at::Tensor cpu = draw(at::kCPU), cuda = draw(at::kCUDA);
+  EXPECT_GT((cpu >= 5).sum().item<int64_t>(), 0);
+  EXPECT_GE((cpu == cuda).to(at::kFloat).mean().item<double>(), 0.999);
 }
 
 }  // namespace

@@ -218,6 +218,11 @@ TEST(ModelConfig, PaintAddsAChoicePerPaletteColour) {
   const ModelConfig shaped = parse_model_config(json, "cfg.json");
   EXPECT_EQ(shaped.prediction.choice_temperature, 0.5);
   EXPECT_EQ(parse_model_config(model_config_to_json(shaped), "again").prediction.choice_floor, 0.1);
+  EXPECT_FALSE(shaped.prediction.draw_per_patch);
+  json["prediction"]["draw_per_patch"] = true;
+  EXPECT_TRUE(
+      parse_model_config(model_config_to_json(parse_model_config(json, "cfg.json")), "again")
+          .prediction.draw_per_patch);
   json["prediction"]["choice_floor"] = 1.5;
   EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
               HasSubstr("cfg.json: field 'prediction.choice_floor': must be in"));
@@ -228,6 +233,9 @@ TEST(ModelConfig, PaintAddsAChoicePerPaletteColour) {
                         "\"sample\""));
   json["prediction"].erase("choice_temperature");
   json["prediction"].erase("choice_floor");
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'prediction.draw_per_patch': needs move_choice"));
+  json["prediction"].erase("draw_per_patch");
   json["prediction"]["paint"] = false;
   EXPECT_EQ(parse_model_config(json, "cfg.json").output_channels(), painted.channels + 5);
   EXPECT_FALSE(

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "engine/model/prediction.h"
@@ -53,8 +54,8 @@ TEST(PaintedChoice, MixArgmaxAndDrawMatchAPerPixelLoop) {
   auto prev = c.previous.accessor<float, 5>();
   auto paint = c.paint.accessor<float, 2>();
   auto l = c.logits.accessor<float, 5>();
-  auto u = c.draw.accessor<float, 4>();
-  int painted_draws = 0;
+  auto u = c.draw.accessor<float, 5>();
+  int painted_draws = 0, moved_draws = 0;
   for (int b = 0; b < 2; ++b)
     for (int f = 0; f < 2; ++f)
       for (int row = 0; row < h; ++row)
@@ -63,15 +64,29 @@ TEST(PaintedChoice, MixArgmaxAndDrawMatchAPerPixelLoop) {
           double total = 0.0;
           for (int j = 0; j < kMoves + k; ++j)
             total += p[j] = std::exp(double(l[b][f][j][row][col]));
-          int best = 0, picked = kMoves + k - 1;
-          double cumulative = 0.0;
+          int best = 0, best_move = 0;
+          double paint_total = 0.0;
           for (int j = 0; j < kMoves + k; ++j) {
             p[j] /= total;
             if (l[b][f][j][row][col] > l[b][f][best][row][col]) best = j;
-            cumulative += p[j];
-            if (picked == kMoves + k - 1 && cumulative >= u[b][f][row][col]) picked = j;
+            if (j < kMoves && l[b][f][j][row][col] > l[b][f][best_move][row][col]) best_move = j;
+            if (j >= kMoves) paint_total += p[j];
+          }
+          // Note [Painted pixels]: painted with the paints' total, a paint drawn among them.
+          int picked = best_move;
+          if (u[b][f][0][row][col] < paint_total) {
+            double cumulative = 0.0;
+            picked = kMoves + k - 1;
+            for (int j = kMoves; j < kMoves + k; ++j) {
+              cumulative += p[j];
+              if (cumulative >= u[b][f][1][row][col] * paint_total) {
+                picked = j;
+                break;
+              }
+            }
           }
           painted_draws += picked >= kMoves;
+          moved_draws += picked < kMoves;
           for (int ch = 0; ch < 3; ++ch) {
             double expected = 0.0;
             for (int j = 0; j < kMoves + k; ++j)
@@ -81,14 +96,25 @@ TEST(PaintedChoice, MixArgmaxAndDrawMatchAPerPixelLoop) {
                       choice_value(prev, paint, b, f, ch, row, col, best, m, h, w));
             ASSERT_EQ(drawn[b][f][ch][row][col].item<float>(),
                       choice_value(prev, paint, b, f, ch, row, col, picked, m, h, w))
-                << "pixel " << row << "," << col << " draw " << u[b][f][row][col];
+                << "pixel " << row << "," << col;
           }
         }
   EXPECT_GT(painted_draws, 0);  // the case exercises both kinds of choice
+  EXPECT_GT(moved_draws, 0);
 }
 
-// Over many pixels with the same logits, each choice is drawn as often as its probability, and
-// the draws are a function of the noise.
+// Share of `index` equal to each of `expected`'s choices, within five standard errors.
+void expect_shares(const at::Tensor& index, const std::vector<double>& expected) {
+  const double n = static_cast<double>(index.numel());
+  for (size_t j = 0; j < expected.size(); ++j) {
+    const double share = (index == static_cast<int64_t>(j)).sum().item<double>() / n;
+    const double p = expected[j];
+    EXPECT_NEAR(share, p, 5.0 * std::sqrt(p * (1 - p) / n) + 1e-12) << "choice " << j;
+  }
+}
+
+// Over many pixels with the same logits, each paint is drawn as often as its probability and the
+// likeliest move takes the rest (the other moves never); the draws are a function of the noise.
 TEST(PaintedChoice, DrawsFollowTheSoftmaxAndTheNoise) {
   at::manual_seed(42);
   const int h = 64, w = 64;
@@ -97,17 +123,16 @@ TEST(PaintedChoice, DrawsFollowTheSoftmaxAndTheNoise) {
   const at::Tensor noise = at::randn({4, 1, 3, h, w});
   const at::Tensor index = choice_index(logits, MoveChoice::kSample, choice_draw(noise));
   EXPECT_TRUE(at::equal(index, choice_index(logits, MoveChoice::kSample, choice_draw(noise))));
-  const at::Tensor expected = at::softmax(row_logits, 0);
-  const double n = static_cast<double>(index.numel());
-  for (int j = 0; j < row_logits.size(0); ++j) {
-    const double share = (index == j).sum().item<double>() / n;
-    const double p = expected[j].item<double>();
-    // Five standard errors of a share of 16 384 draws.
-    EXPECT_NEAR(share, p, 5.0 * std::sqrt(p * (1 - p) / n)) << "choice " << j;
-  }
+  const at::Tensor p = at::softmax(row_logits, 0);
+  const double paint_0 = p[5].item<double>(), paint_1 = p[6].item<double>();
+  expect_shares(index, {1.0 - paint_0 - paint_1, 0, 0, 0, 0, paint_0, paint_1});
   const at::Tensor other =
       choice_index(logits, MoveChoice::kSample, choice_draw(at::randn_like(noise)));
   EXPECT_FALSE(at::equal(index, other));
+  // Without paint choices a draw is the likeliest move.
+  EXPECT_TRUE(
+      at::equal(choice_index(logits.slice(2, 0, kMoves), MoveChoice::kSample, choice_draw(noise)),
+                logits.slice(2, 0, kMoves).argmax(2)));
 }
 
 // Note [Choice temperature]: the shaped logits against a loop; draws from them follow the
@@ -135,27 +160,43 @@ TEST(PaintedChoice, ShapedDrawsAreSharperAndNeverTakeAChoiceUnderTheFloor) {
       }
   EXPECT_TRUE(at::equal(shaped_logits(logits, 1.0, 0.0), logits));
 
-  // One pixel's logits drawn 16 384 times: probabilities 0.66, 0.24, 0.09 and a tail.
-  const at::Tensor row_logits = at::tensor({2.0f, 1.0f, 0.0f, -3.0f, -3.0f, -3.0f, -3.0f});
+  // One pixel's logits drawn 16 384 times, at temperature 0.5 and floor 0.05: the paint at 1.5
+  // stays, the one at 0.49 is just under the floor (e^{2·(0.49 − 2)} < 0.05), the one at −1 far.
+  const at::Tensor row_logits = at::tensor({2.0f, 1.0f, 0.0f, -3.0f, -3.0f, 1.5f, 0.49f, -1.0f});
   const at::Tensor many = row_logits.view({1, 1, -1, 1, 1}).expand({4, 1, -1, 64, 64});
   const at::Tensor index = choice_index(shaped_logits(many, 0.5, 0.05), MoveChoice::kSample,
                                         choice_draw(at::randn({4, 1, 3, 64, 64})));
-  const at::Tensor sharpened = at::softmax(row_logits.slice(0, 0, 2) / 0.5, 0);
-  const double n = static_cast<double>(index.numel());
-  for (int j = 0; j < 2; ++j) {
-    const double p = sharpened[j].item<double>();
-    EXPECT_NEAR((index == j).sum().item<double>() / n, p, 5.0 * std::sqrt(p * (1 - p) / n));
-  }
-  // e^{2·(0 − 2)} = 0.018 of the likeliest: under the floor, like the tail.
-  EXPECT_EQ((index >= 2).sum().item<int64_t>(), 0);
+  at::Tensor kept = row_logits / 0.5;
+  kept[6] = kept[7] = -std::numeric_limits<float>::infinity();  // 0.49: just under the floor
+  const at::Tensor p = at::softmax(kept, 0);
+  expect_shares(index, {1.0 - p[5].item<double>(), 0, 0, 0, 0, p[5].item<double>(), 0, 0});
 }
 
-// A draw of exactly 1 lands on the last choice with any probability, not on one left out.
-TEST(PaintedChoice, ADrawOfOneTakesTheLastChoiceLeftIn) {
-  const at::Tensor logits = at::tensor({0.0f, 0.0f, 3.0f, -50.0f, -50.0f}).view({1, 1, 5, 1, 1});
+// A paint draw of exactly 1 lands on the last paint left in, not on one left out.
+TEST(PaintedChoice, ADrawOfOneTakesTheLastPaintLeftIn) {
+  const at::Tensor logits = at::tensor({-50.0f, -50.0f, -50.0f, -50.0f, -50.0f, 0.0f, 3.0f, -50.0f})
+                                .view({1, 1, 8, 1, 1});
+  const at::Tensor draw = at::tensor({0.0f, 1.0f}).view({1, 1, 2, 1, 1});
   const at::Tensor index =
-      choice_index(shaped_logits(logits, 1.0, 0.01), MoveChoice::kSample, at::ones({1, 1, 1, 1}));
-  EXPECT_EQ(index.item<int64_t>(), 2);
+      choice_index(shaped_logits(logits, 1.0, 0.01), MoveChoice::kSample, draw);
+  EXPECT_EQ(index.item<int64_t>(), 6);
+}
+
+// Note [Choice draw]: per patch, every pixel of a cell has its cell's first pixel's uniforms.
+TEST(PaintedChoice, APatchDrawIsItsFirstPixelsDrawOverTheCell) {
+  at::manual_seed(45);
+  const at::Tensor noise = at::randn({2, 1, 3, 8, 12});
+  const at::Tensor pixel = choice_draw(noise);
+  const at::Tensor patch = choice_draw(noise, 4, 3);
+  ASSERT_EQ(patch.sizes(), at::IntArrayRef({2, 1, 2, 8, 12}));
+  for (int b = 0; b < 2; ++b)
+    for (int k = 0; k < 2; ++k)
+      for (int row = 0; row < 8; ++row)
+        for (int col = 0; col < 12; ++col)
+          ASSERT_EQ(patch[b][0][k][row][col].item<float>(),
+                    pixel[b][0][k][row / 4 * 4][col / 3 * 3].item<float>());
+  EXPECT_THAT(testing::error_of([&] { choice_draw(noise, 3, 3); }),
+              ::testing::HasSubstr("cells must tile the frame"));
 }
 
 // At full noise a zero correction and a sure paint give that colour everywhere.

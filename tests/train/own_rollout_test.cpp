@@ -56,7 +56,7 @@ TEST(OwnRollout, AModelThatPredictsNoChangePlaysItsSinkBack) {
 using MoveChoice = model::PredictionConfig::MoveChoice;
 
 void expect_rollout_equals_sampler(int move_pixels, MoveChoice choice, bool palette = false,
-                                   bool paint = false) {
+                                   bool paint = false, bool per_patch = false) {
   model::ModelConfig config = skip_config();
   if (palette) {  // Note [Palette snap]: both snap each played frame
     config.palette.colours = {{0, 0, 0}, {255, 255, 255}, {98, 178, 74}, {46, 102, 204}};
@@ -64,6 +64,7 @@ void expect_rollout_equals_sampler(int move_pixels, MoveChoice choice, bool pale
   if (paint) config.prediction.paint_colours = static_cast<int>(config.palette.colours.size());
   config.prediction.move_pixels = move_pixels;
   config.prediction.move_choice = choice;
+  config.prediction.draw_per_patch = per_patch;
   const TeacherForcingBatch batch = clip_batch(4, 32);
   const int64_t row = 1;
   config.sampler.context_noise = batch.context_level[row][0].item<double>();  // one level a clip
@@ -110,6 +111,8 @@ TEST(OwnRollout, EqualsTheSamplerPlayingTheClip) {
   expect_rollout_equals_sampler(4, MoveChoice::kSharpest, /*palette=*/true);
   SCOPED_TRACE("painted, sampled");
   expect_rollout_equals_sampler(4, MoveChoice::kSample, /*palette=*/true, /*paint=*/true);
+  SCOPED_TRACE("painted, drawn per patch");
+  expect_rollout_equals_sampler(4, MoveChoice::kSample, true, true, /*per_patch=*/true);
 }
 
 // Note [Deep rollout]: with a lead, the rollout plays the sink, the lead and the run under the

@@ -85,6 +85,19 @@ TEST(TrainConfig, MovesExperimentConfigsParse) {
   const TrainConfig finish = load_train_config(dir + "game-small-moves-uncovered-finish.json");
   EXPECT_TRUE(finish.loss.uncovered_from_game);  // stage 14: the same target, a shorter schedule
   EXPECT_EQ(finish.steps, 300);
+  // Session 13's runs: stage 14 trained on (the stability run), and the painted models (Note
+  // [Painted pixels]) whose configs grow the bundled one by the paint choices.
+  EXPECT_TRUE(
+      load_train_config(dir + "game-small-moves-uncovered-more.json").loss.uncovered_from_game);
+  for (const std::string name : {"game-small-moves-paint.json", "game-small-moves-paint-patch.json",
+                                 "game-small-moves-paint-patch-moves.json"}) {
+    SCOPED_TRACE(name);
+    const TrainConfig painted = load_train_config(dir + name);
+    EXPECT_EQ(painted.loss.choice_weight, 1.0);
+    const model::ModelConfig paint_model = model::load_model_config(painted.model_config);
+    EXPECT_EQ(paint_model.prediction.paint_colours, 26);
+    EXPECT_EQ(paint_model.prediction.move_choice, model::PredictionConfig::MoveChoice::kSample);
+  }
   EXPECT_GT(consistent.clips.lead_frames, 0);
   EXPECT_EQ(consistent.model_config, rollout.model_config);
   // Stage 10, the bundled weights: the consistent target with the sharpest move in the loss.

@@ -419,6 +419,13 @@ TEST_F(TrainerTest, AGrownHeadKeepsTheTrainedHeadAndItsPaintTrainsByLikelihood) 
   std::vector<double> losses;
   run("painted", 40, &losses);
   ASSERT_NO_FATAL_FAILURE(expect_learns(losses, 7u));
+  // With the moves' own reference loss beside the likelihood (Note [Choice likelihood]).
+  config_.loss.reference_weight = 1.0;
+  options.out_dir = (dir_ / "referenced").string();
+  train(config_, options);
+  std::vector<double> referenced;
+  run("referenced", 40, &referenced);
+  ASSERT_NO_FATAL_FAILURE(expect_learns(referenced, 7u));
 
   options.out_dir = (dir_ / "regrown").string();
   options.init_from = (dir_ / "painted" / "model").string();
