@@ -86,8 +86,10 @@ at::Tensor choice_draw_for(const PredictionConfig& prediction, int patch_h, int 
 
 at::Tensor choice_index(const at::Tensor& logits, MoveChoice how, const at::Tensor& draw) {
   constexpr int64_t moves = PredictionConfig::kMoves;
-  const at::Tensor likeliest_move = logits.slice(2, 0, moves).argmax(2);
   if (how != MoveChoice::kSample) return logits.argmax(2);
+  // The moves are never drawn (Note [Painted pixels]). When a floor left every move out, all
+  // their logits are −inf and the argmax is the first, "as it is"; the paints' total is then 1.
+  const at::Tensor likeliest_move = logits.slice(2, 0, moves).argmax(2);
   if (logits.size(2) == moves) return likeliest_move;  // nothing to paint: the sharpest move
   if (!draw.defined()) {
     throw Error("prediction", "a sampled choice needs each pixel's draw (Note [Choice draw])");
