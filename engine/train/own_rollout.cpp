@@ -49,14 +49,13 @@ at::Tensor own_rollout(model::CausalDiTImpl& model, const TeacherForcingBatch& b
   const int64_t rolling_frames = f - 2 * fpb;
   at::Tensor history = pick(batch.history).slice(1, 0, fpb).to(at::kFloat);  // the real sink
   // Note [Palette snap]: the frames are played as play plays them.
-  const at::Tensor palette = config.palette.active()
-                                 ? model::palette_tensor(config.palette, history.device())
-                                 : at::Tensor();
+  const at::Tensor colours = config.palette.colours.empty()
+                                 ? at::Tensor()
+                                 : model::palette_tensor(config.palette, history.device());
+  const at::Tensor palette = config.palette.active() ? colours : at::Tensor();
   // Note [Painted pixels]: the paint colours are the palette's, snapped or not.
   model::ChoiceInputs choice;
-  if (config.prediction.paint_colours > 0) {
-    choice.paint = model::palette_tensor(config.palette, history.device());
-  }
+  if (config.prediction.paint_colours > 0) choice.paint = colours;
   for (int64_t start = fpb; start < played; start += fpb) {
     const int64_t from = std::max(fpb, start - rolling_frames);
     const auto context_of = [&](const at::Tensor& x) {

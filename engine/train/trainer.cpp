@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.h"
@@ -184,32 +185,47 @@ at::Tensor own_history(model::CausalDiTImpl& model, const TeacherForcingBatch& b
 // (at 93% the choice hardly moved: Note [Reference loss]).
 constexpr double kStillLogitStart = 2.0;
 
-// A new output head over the trained layers of the model in `dir` (TrainOptions::init_new_head):
-// the layers come through a model of the checkpoint's own config, since the head may differ.
-void load_with_new_head(model::CausalDiTImpl& model, const std::string& dir) {
+// Copies every trained tensor of the model in `dir` into `model`, through a model of the
+// checkpoint's own config (`from`), since the head may differ. The output head's projection is
+// left to `set_head` (its name, the trained tensor or null, the model's); every other tensor must
+// be there with the same shape, and `what_may_differ` says in the error what could.
+void copy_trained_layers(
+    model::CausalDiTImpl& model, const std::string& dir, const model::ModelConfig& from,
+    const std::function<void(const std::string&, const at::Tensor*, at::Tensor&)>& set_head,
+    const std::string& what_may_differ) {
   const std::string config_file = (fs::path(dir) / "config.json").string();
-  model::CausalDiT source(model::load_model_config(config_file));
+  model::CausalDiT source(from);
   model::load_weights(source, dir);
   const auto trained = source->named_parameters(/*recurse=*/true);
   at::NoGradGuard no_grad;
   for (auto& item : model.named_parameters(/*recurse=*/true)) {
     at::Tensor p = item.value();
+    const at::Tensor* found = trained.find(item.key());
     if (item.key().rfind("head.proj.", 0) == 0) {
-      p.zero_();
+      set_head(item.key(), found, p);
       continue;
     }
-    const at::Tensor* from = trained.find(item.key());
-    if (from == nullptr || from->sizes() != p.sizes()) {
+    if (found == nullptr || found->sizes() != p.sizes()) {
       throw Error(config_file, "tensor '" + item.key() +
-                                   "': the training config's model differs here, and only the "
-                                   "output head may be new");
+                                   "': the training config's model differs here, and only " +
+                                   what_may_differ + " may be new");
     }
-    p.copy_(*from);
+    p.copy_(*found);
   }
+}
+
+// A new output head over the trained layers of the model in `dir` (TrainOptions::init_new_head).
+void load_with_new_head(model::CausalDiTImpl& model, const std::string& dir) {
+  const std::string config_file = (fs::path(dir) / "config.json").string();
+  copy_trained_layers(
+      model, dir, model::load_model_config(config_file),
+      [](const std::string&, const at::Tensor*, at::Tensor& head) { head.zero_(); },
+      "the output head");
   const model::ModelConfig& c = model.config();
   if (c.prediction.move_pixels > 0) {
     // The head's outputs per token are [output channels, patch rows, patch columns]; the first
     // logit, "as it is", is output channel `channels`.
+    at::NoGradGuard no_grad;
     const int64_t per_channel = int64_t{c.patch_t} * c.patch_h * c.patch_w;
     model.head->proj->bias.slice(0, c.channels * per_channel, (c.channels + 1) * per_channel)
         .fill_(kStillLogitStart);
@@ -234,28 +250,19 @@ void load_with_grown_head(model::CausalDiTImpl& model, const std::string& dir) {
                 "field 'prediction': growing the head adds paint choices to a model with the "
                 "same moves and no paint (Note [Painted pixels])");
   }
-  model::CausalDiT source(from_config);
-  model::load_weights(source, dir);
-  const auto trained = source->named_parameters(/*recurse=*/true);
-  at::NoGradGuard no_grad;
-  for (auto& item : model.named_parameters(/*recurse=*/true)) {
-    at::Tensor p = item.value();
-    const at::Tensor* from = trained.find(item.key());
-    if (from == nullptr) throw Error(config_file, "tensor '" + item.key() + "' is missing");
-    if (item.key().rfind("head.proj.", 0) == 0 && from->size(0) < p.size(0) &&
-        from->sizes().slice(1) == p.sizes().slice(1)) {
-      const int64_t kept = from->size(0);
-      p.slice(0, 0, kept).copy_(*from);
-      p.slice(0, kept).fill_(item.key() == "head.proj.bias" ? kPaintLogitStart : 0.0);
-      continue;
+  const std::string what_may_differ = "the head's paint choices";
+  const auto grow = [&](const std::string& name, const at::Tensor* trained, at::Tensor& head) {
+    if (trained == nullptr || trained->size(0) >= head.size(0) ||
+        trained->sizes().slice(1) != head.sizes().slice(1)) {
+      throw Error(config_file, "tensor '" + name +
+                                   "': the training config's model differs here, and only " +
+                                   what_may_differ + " may be new");
     }
-    if (from->sizes() != p.sizes()) {
-      throw Error(config_file, "tensor '" + item.key() +
-                                   "': the training config's model differs here, and only the "
-                                   "head's paint choices may be new");
-    }
-    p.copy_(*from);
-  }
+    const int64_t kept = trained->size(0);
+    head.slice(0, 0, kept).copy_(*trained);
+    head.slice(0, kept).fill_(name == "head.proj.bias" ? kPaintLogitStart : 0.0);
+  };
+  copy_trained_layers(model, dir, from_config, grow, what_may_differ);
 }
 
 }  // namespace
