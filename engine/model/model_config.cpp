@@ -201,30 +201,34 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
     using MoveChoice = PredictionConfig::MoveChoice;
     if (prediction.has("move_choice")) {
       const std::string choice = prediction.string("move_choice");
-      if (choice != "mix" && choice != "sharpest" && choice != "sample") {
-        prediction.fail(prediction.field_path("move_choice"),
-                        "must be \"mix\", \"sharpest\" or \"sample\", got \"" + choice + "\"");
+      if (choice != "mix" && choice != "sharpest" && choice != "sample" && choice != "new_ground") {
+        prediction.fail(
+            prediction.field_path("move_choice"),
+            "must be \"mix\", \"sharpest\", \"sample\" or \"new_ground\", got \"" + choice + "\"");
       }
       if (config.prediction.move_pixels == 0) {
         prediction.fail(prediction.field_path("move_choice"), "needs move_pixels");
       }
-      config.prediction.move_choice = choice == "sharpest" ? MoveChoice::kSharpest
-                                      : choice == "sample" ? MoveChoice::kSample
-                                                           : MoveChoice::kMix;
+      config.prediction.move_choice = choice == "sharpest"     ? MoveChoice::kSharpest
+                                      : choice == "sample"     ? MoveChoice::kSample
+                                      : choice == "new_ground" ? MoveChoice::kNewGround
+                                                               : MoveChoice::kMix;
     }
     for (const auto& [key, value, low, high] :
          {std::tuple{"choice_temperature", &config.prediction.choice_temperature, 1e-3, 100.0},
           {"choice_floor", &config.prediction.choice_floor, 0.0, 1.0}}) {
       if (!prediction.has(key)) continue;
       *value = prediction.number(key, low, high);
-      if (config.prediction.move_choice != MoveChoice::kSample) {
-        prediction.fail(prediction.field_path(key), "needs move_choice \"sample\"");
+      if (!config.prediction.drawn()) {
+        prediction.fail(prediction.field_path(key),
+                        "needs move_choice \"sample\" or \"new_ground\"");
       }
     }
     if (prediction.has("draw_per_patch")) {
       config.prediction.draw_per_patch = prediction.boolean("draw_per_patch");
-      if (config.prediction.move_choice != MoveChoice::kSample) {
-        prediction.fail(prediction.field_path("draw_per_patch"), "needs move_choice \"sample\"");
+      if (!config.prediction.drawn()) {
+        prediction.fail(prediction.field_path("draw_per_patch"),
+                        "needs move_choice \"sample\" or \"new_ground\"");
       }
     }
     if (prediction.has("paint") && prediction.boolean("paint")) {
@@ -242,6 +246,12 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
       reader.fail("prediction.paint", "needs the model's palette (\"palette.colours\") to paint");
     }
     config.prediction.paint_colours = static_cast<int>(config.palette.colours.size());
+  }
+  if (config.prediction.move_choice == PredictionConfig::MoveChoice::kNewGround &&
+      config.prediction.paint_colours == 0) {
+    reader.fail("prediction.move_choice",
+                "\"new_ground\" draws new ground among paint choices: needs \"paint\": true "
+                "(Note [New ground])");
   }
   if (reader.has("policies")) config.policies = reader.get("policies");
   reader.reject_unknown();
@@ -324,12 +334,13 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
       out["prediction"]["move_pixels"] = config.prediction.move_pixels;
       using MoveChoice = PredictionConfig::MoveChoice;
       const MoveChoice choice = config.prediction.move_choice;
-      out["prediction"]["move_choice"] = choice == MoveChoice::kSharpest ? "sharpest"
-                                         : choice == MoveChoice::kSample ? "sample"
-                                                                         : "mix";
+      out["prediction"]["move_choice"] = choice == MoveChoice::kSharpest    ? "sharpest"
+                                         : choice == MoveChoice::kSample    ? "sample"
+                                         : choice == MoveChoice::kNewGround ? "new_ground"
+                                                                            : "mix";
       // Written only when set, so configs without paint or a sampled choice read back unchanged.
       if (config.prediction.paint_colours > 0) out["prediction"]["paint"] = true;
-      if (choice == MoveChoice::kSample) {
+      if (config.prediction.drawn()) {
         out["prediction"]["choice_temperature"] = config.prediction.choice_temperature;
         out["prediction"]["choice_floor"] = config.prediction.choice_floor;
         out["prediction"]["draw_per_patch"] = config.prediction.draw_per_patch;

@@ -43,12 +43,17 @@ struct PredictionConfig {
   // makes the reference a per-pixel choice, by the network, among the previous frame as it is
   // and moved this many pixels up, down, left or right. Needs the skip.
   int move_pixels = 0;
-  // How the logits choose (Note [Sharpest move], Note [Painted pixels]): a softmax mix (training
-  // needs its gradient), each pixel's likeliest choice alone, or a choice drawn per pixel from the
-  // softmax ("sample").
-  enum class MoveChoice { kMix, kSharpest, kSample };
+  // How the logits choose (Note [Sharpest move], Note [Painted pixels], Note [New ground]): a
+  // softmax mix (training needs its gradient), each pixel's likeliest choice alone, a choice drawn
+  // per pixel from the softmax ("sample"), or the likeliest move with a paint drawn only where
+  // that move reaches past the frame's border ("new_ground").
+  enum class MoveChoice { kMix, kSharpest, kSample, kNewGround };
   MoveChoice move_choice = MoveChoice::kMix;
-  // Note [Choice temperature] (prediction.h): a sampled choice is drawn from the softmax at this
+  // Whether play draws choices from the block's noise (Note [Choice draw]).
+  bool drawn() const {
+    return move_choice == MoveChoice::kSample || move_choice == MoveChoice::kNewGround;
+  }
+  // Note [Choice temperature] (prediction.h): a drawn choice is drawn from the softmax at this
   // temperature, leaving out every choice less likely than `choice_floor` times the likeliest.
   double choice_temperature = 1.0;
   double choice_floor = 0.0;

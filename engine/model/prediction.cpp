@@ -1,6 +1,7 @@
 // See prediction.h.
 #include "engine/model/prediction.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -8,36 +9,6 @@
 #include "engine/core/error.h"
 
 namespace wc::model {
-
-at::Tensor velocity_from_output(const PredictionConfig& prediction, const at::Tensor& output,
-                                const at::Tensor& x_t, const at::Tensor& t,
-                                const at::Tensor& reference, const ChoiceInputs& choice) {
-  if (!prediction.previous_frame_skip) return output;
-  if (!reference.defined()) {
-    throw Error("prediction", "the previous-frame skip needs the frame before the block");
-  }
-  const double s = prediction.spread;
-  // t = 0 is a clean frame: its velocity is the limit, reached to float32 precision at 1e-3.
-  const at::Tensor level = t.to(at::kFloat).clamp(1e-3, 1.0).view({t.size(0), t.size(1), 1, 1, 1});
-  const at::Tensor a = 1.0 - level;
-  const at::Tensor d = a * a * (s * s) + level * level;
-  const at::Tensor k = a * (s * s) / d;
-  const at::Tensor c = s * level / d.sqrt();
-  const at::Tensor x = x_t.to(at::kFloat);
-  const int64_t channels = x_t.size(2);
-  const at::Tensor correction = output.slice(2, 0, channels).to(at::kFloat);
-  at::Tensor r = reference.to(at::kFloat);
-  if (prediction.move_pixels > 0) {
-    const at::Tensor logits =
-        prediction.move_choice == MoveChoice::kSample
-            ? shaped_logits(output.slice(2, channels), prediction.choice_temperature,
-                            prediction.choice_floor)
-            : output.slice(2, channels);
-    r = moved_reference(reference, logits, prediction.move_pixels, prediction.move_choice, choice);
-  }
-  const at::Tensor x0 = r + k * (x - a * r) + c * correction;
-  return ((x - x0) / level).to(output.scalar_type());
-}
 
 at::Tensor move_choices(const at::Tensor& previous, int move_pixels) {
   const int64_t b = previous.size(0), f = previous.size(1), ch = previous.size(2),
@@ -84,25 +55,62 @@ at::Tensor choice_draw_for(const PredictionConfig& prediction, int patch_h, int 
   return prediction.draw_per_patch ? choice_draw(noise, patch_h, patch_w) : choice_draw(noise);
 }
 
-at::Tensor choice_index(const at::Tensor& logits, MoveChoice how, const at::Tensor& draw) {
+namespace {
+
+// Among paints of probabilities `paint` ([B, F, K, H, W], not necessarily summing to 1): the
+// first whose cumulative probability reaches `reach` ([B, F, H, W]), as a choice index. A reach
+// of the paints' total lands on the last paint left in, never on one a floor left out (Note
+// [Choice temperature]).
+at::Tensor drawn_paint(const at::Tensor& paint, const at::Tensor& reach) {
+  const at::Tensor below = paint.cumsum(2) < reach.unsqueeze(2);
+  return PredictionConfig::kMoves + below.sum(2).clamp_max(paint.size(2) - 1);
+}
+
+}  // namespace
+
+at::Tensor new_ground_pixels(const at::Tensor& move_logits, int move_pixels) {
   constexpr int64_t moves = PredictionConfig::kMoves;
-  if (how != MoveChoice::kSample) return logits.argmax(2);
+  const int64_t b = move_logits.size(0), f = move_logits.size(1), h = move_logits.size(3),
+                w = move_logits.size(4), m = move_pixels;
+  // Which pixels each move takes from past the border (Note [Moved reference]'s offsets): the
+  // top rows for the move from above, and so on; "as it is" none.
+  const at::Tensor outside = at::zeros({moves, h, w}, move_logits.options().dtype(at::kFloat));
+  outside.select(0, 1).slice(0, 0, std::min(m, h)).fill_(1.0);
+  outside.select(0, 2).slice(0, std::max<int64_t>(h - m, 0)).fill_(1.0);
+  outside.select(0, 3).slice(1, 0, std::min(m, w)).fill_(1.0);
+  outside.select(0, 4).slice(1, std::max<int64_t>(w - m, 0)).fill_(1.0);
+  const at::Tensor likeliest = move_logits.slice(2, 0, moves).argmax(2, /*keepdim=*/true);
+  return outside.view({1, 1, moves, h, w})
+      .expand({b, f, moves, h, w})
+      .gather(2, likeliest)
+      .squeeze(2)
+      .gt(0.5);
+}
+
+at::Tensor choice_index(const at::Tensor& logits, MoveChoice how, const at::Tensor& draw,
+                        int move_pixels) {
+  constexpr int64_t moves = PredictionConfig::kMoves;
+  if (how != MoveChoice::kSample && how != MoveChoice::kNewGround) return logits.argmax(2);
   // The moves are never drawn (Note [Painted pixels]). When a floor left every move out, all
   // their logits are −inf and the argmax is the first, "as it is"; the paints' total is then 1.
   const at::Tensor likeliest_move = logits.slice(2, 0, moves).argmax(2);
   if (logits.size(2) == moves) return likeliest_move;  // nothing to paint: the sharpest move
   if (!draw.defined()) {
-    throw Error("prediction", "a sampled choice needs each pixel's draw (Note [Choice draw])");
+    throw Error("prediction", "a drawn choice needs each pixel's draw (Note [Choice draw])");
+  }
+  if (how == MoveChoice::kNewGround) {
+    // Note [New ground]: painted where the likeliest move reaches past the border, the colour
+    // drawn among the paints alone.
+    if (move_pixels <= 0) throw Error("prediction", "new ground needs the moves' step");
+    const at::Tensor paint = at::softmax(logits.slice(2, moves).to(at::kFloat), 2);
+    return at::where(new_ground_pixels(logits, move_pixels), drawn_paint(paint, draw.select(2, 1)),
+                     likeliest_move);
   }
   const at::Tensor p = at::softmax(logits.to(at::kFloat), 2);
   const at::Tensor paint = p.slice(2, moves);
   const at::Tensor paint_total = paint.sum(2);
-  // Among the paints: the first whose cumulative probability reaches the draw, scaled to the
-  // paints' total so that a draw of 1 lands on the last paint left in, never on one left out
-  // (Note [Choice temperature]).
-  const at::Tensor cumulative = paint.cumsum(2);
-  const at::Tensor reach = (draw.select(2, 1) * paint_total).unsqueeze(2);
-  const at::Tensor painted = moves + (cumulative < reach).sum(2).clamp_max(paint.size(2) - 1);
+  // Among the paints, the draw scaled to the paints' total.
+  const at::Tensor painted = drawn_paint(paint, draw.select(2, 1) * paint_total);
   return at::where(draw.select(2, 0) < paint_total, painted, likeliest_move);
 }
 
@@ -152,7 +160,7 @@ at::Tensor moved_reference(const at::Tensor& previous, const at::Tensor& logits,
   const at::Tensor moves = move_choices(previous, move_pixels);
   const at::Tensor paint = paint_of(logits, choice);
   if (how == MoveChoice::kMix) return mix_of(moves, paint, logits);
-  return pick(moves, paint, choice_index(logits, how, choice.draw));
+  return pick(moves, paint, choice_index(logits, how, choice.draw, move_pixels));
 }
 
 at::Tensor straight_through_reference(const at::Tensor& previous, const at::Tensor& logits,
@@ -161,6 +169,49 @@ at::Tensor straight_through_reference(const at::Tensor& previous, const at::Tens
   const at::Tensor paint = paint_of(logits, choice);
   const at::Tensor mix = mix_of(moves, paint, logits);
   return pick(moves, paint, logits.argmax(2)) + (mix - mix.detach());
+}
+
+at::Tensor velocity_from_output(const PredictionConfig& prediction, const at::Tensor& output,
+                                const at::Tensor& x_t, const at::Tensor& t,
+                                const at::Tensor& reference, const ChoiceInputs& choice) {
+  if (!prediction.previous_frame_skip) return output;
+  if (!reference.defined()) {
+    throw Error("prediction", "the previous-frame skip needs the frame before the block");
+  }
+  const double s = prediction.spread;
+  // t = 0 is a clean frame: its velocity is the limit, reached to float32 precision at 1e-3.
+  const at::Tensor level = t.to(at::kFloat).clamp(1e-3, 1.0).view({t.size(0), t.size(1), 1, 1, 1});
+  const at::Tensor a = 1.0 - level;
+  const at::Tensor d = a * a * (s * s) + level * level;
+  const at::Tensor k = a * (s * s) / d;
+  const at::Tensor c = s * level / d.sqrt();
+  const at::Tensor x = x_t.to(at::kFloat);
+  const int64_t channels = x_t.size(2);
+  const at::Tensor correction = output.slice(2, 0, channels).to(at::kFloat);
+  at::Tensor r = reference.to(at::kFloat);
+  at::Tensor corrected = correction;
+  if (prediction.move_choice == MoveChoice::kNewGround) {
+    // Note [New ground]: the paints are shaped among themselves, and a painted pixel is its colour.
+    const at::Tensor raw = output.slice(2, channels);
+    const at::Tensor logits =
+        at::cat({raw.slice(2, 0, PredictionConfig::kMoves).to(at::kFloat),
+                 shaped_logits(raw.slice(2, PredictionConfig::kMoves),
+                               prediction.choice_temperature, prediction.choice_floor)},
+                2);
+    const at::Tensor index =
+        choice_index(logits, MoveChoice::kNewGround, choice.draw, prediction.move_pixels);
+    r = pick(move_choices(reference, prediction.move_pixels), paint_of(logits, choice), index);
+    corrected = correction * (index < PredictionConfig::kMoves).unsqueeze(2);
+  } else if (prediction.move_pixels > 0) {
+    const at::Tensor logits =
+        prediction.move_choice == MoveChoice::kSample
+            ? shaped_logits(output.slice(2, channels), prediction.choice_temperature,
+                            prediction.choice_floor)
+            : output.slice(2, channels);
+    r = moved_reference(reference, logits, prediction.move_pixels, prediction.move_choice, choice);
+  }
+  const at::Tensor x0 = r + k * (x - a * r) + c * corrected;
+  return ((x - x0) / level).to(output.scalar_type());
 }
 
 at::Tensor block_reference(const at::Tensor& before, int frames_per_block) {

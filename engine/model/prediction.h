@@ -60,6 +60,24 @@ namespace wc::model {
 // behind it where a pixel's move was unsure. The draws are independent per pixel, so what the
 // model is unsure of comes out speckled, which the next frames copy and scroll like any ground.
 
+// Note [New ground]
+// Drawn everywhere, paints cost what the argmax model did well: idle frames redrew the waves and
+// the HUD digits the model was unsure of (idle fidelity fell from 34 to 22-25 dB), and training
+// the paints with the rest of the network brought back the sprite's trail (session 13). Yet the
+// only pixels nothing can show are those a move brings in from past the frame's border: the
+// bundled model moves some 93% of a walking frame's pixels one step, the 8-pixel strip at the
+// leading edge among them, and there its reference is the border repeated, which the correction
+// turns into the mean of what could come in, plain grass. With `move_choice: "new_ground"` each
+// pixel takes its likeliest move, as with "sharpest", and a pixel whose likeliest move reaches
+// past the border is painted instead, its colour drawn from the softmax of the paint logits alone
+// (shaped by Note [Choice temperature] among the paints). A painted pixel is its colour: the
+// correction there, trained to turn a repeated border into grass, is left out. Everything else
+// plays exactly as the sharpest choice does, so idle frames, the sprite and the HUD are the
+// model's as they were, and the paint logits can be trained alone on top of a frozen model
+// (`"learn": "new_ground"`, Note [New ground likelihood] in engine/train/new_ground.h). The
+// draws are per pixel by default: grass then comes with tufts as scattered single pixels, and
+// where the model is unsure between grass and water the strip is a mix of both.
+
 // Note [Choice draw]
 // A sampled choice takes its two uniforms per pixel (paint or move; which paint) from the block's
 // own starting noise (channels 0 and 1, through the normal CDF: `choice_draw`), not from a
@@ -126,8 +144,16 @@ at::Tensor moved_reference(const at::Tensor& previous, const at::Tensor& logits,
 
 // Each pixel's chosen index among the 5 + K choices ([B, F, H, W], int64): the argmax, or with a
 // draw (Note [Painted pixels]) a paint with the paints' total probability, by inverse CDF among
-// them, and otherwise the likeliest move.
-at::Tensor choice_index(const at::Tensor& logits, MoveChoice how, const at::Tensor& draw);
+// them, and otherwise the likeliest move; or for new ground (Note [New ground]) the likeliest
+// move, and where it reaches past the border (moves of `move_pixels`) a paint drawn among the
+// paints alone.
+at::Tensor choice_index(const at::Tensor& logits, MoveChoice how, const at::Tensor& draw,
+                        int move_pixels = 0);
+
+// The pixels whose likeliest move (of `move_logits` [B, F, >= 5, H, W], the first five are the
+// moves) takes them from past the frame's border: the ground a scroll brings in ([B, F, H, W]
+// bool; Note [New ground]).
+at::Tensor new_ground_pixels(const at::Tensor& move_logits, int move_pixels);
 
 // Note [Straight-through moves]
 // Training mixes the choices (every choice needs a gradient) while play takes the sharpest, so the

@@ -121,7 +121,7 @@ at::Tensor BlockSampler::run_denoise(const at::Tensor& noise, const at::Tensor& 
   // Note [Painted pixels], Note [Choice draw]: the draw comes from the block's starting noise.
   model::ChoiceInputs choice;
   if (prediction.paint_colours > 0) choice.paint = palette_;
-  if (prediction.move_choice == model::MoveChoice::kSample) {
+  if (prediction.drawn()) {
     const model::ModelConfig& config = model_.config();
     choice.draw = model::choice_draw_for(prediction, config.patch_h, config.patch_w, noise);
   }

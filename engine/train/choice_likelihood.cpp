@@ -21,11 +21,15 @@ at::Tensor showing_choices(const at::Tensor& previous, const at::Tensor& target,
   const at::Tensor moves =
       (model::move_choices(previous, move_pixels) - goal.unsqueeze(2)).abs().amax(3) < kSameColour;
   if (!paint.defined()) return moves;
+  return at::cat({moves, showing_paints(target, paint)}, 2);
+}
+
+at::Tensor showing_paints(const at::Tensor& target, const at::Tensor& paint) {
+  const at::Tensor goal = target.to(at::kFloat);
   // [K, C] against [B, F, 1, C, H, W] → [B, F, K, H, W].
   const at::Tensor colours =
       paint.to(goal.device(), at::kFloat).view({1, 1, -1, goal.size(2), 1, 1});
-  const at::Tensor painted = (colours - goal.unsqueeze(2)).abs().amax(3) < kSameColour;
-  return at::cat({moves, painted}, 2);
+  return (colours - goal.unsqueeze(2)).abs().amax(3) < kSameColour;
 }
 
 at::Tensor choice_likelihood_loss(const at::Tensor& logits, const at::Tensor& previous,

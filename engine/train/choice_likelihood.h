@@ -22,6 +22,10 @@ namespace wc::train {
 // choices it scores the mix of the five moves by their own softmax, which the paints do not
 // enter.
 
+// Which of the colours `paint` ([K, C]) show `target`'s pixel ([B, F, K, H, W] bool), for frames
+// [B, F, C, H, W] in [−1, 1].
+at::Tensor showing_paints(const at::Tensor& target, const at::Tensor& paint);
+
 // Which choices show `target`'s pixel ([B, F, 5 + K, H, W] bool): the moves of `previous` and
 // the colours `paint` ([K, C] or undefined), for frames [B, F, C, H, W] in [−1, 1].
 at::Tensor showing_choices(const at::Tensor& previous, const at::Tensor& target,

@@ -75,7 +75,7 @@ at::Tensor own_rollout(model::CausalDiTImpl& model, const TeacherForcingBatch& b
     const at::Tensor output = model.forward_train(in).slice(1, seen).to(at::kFloat);
     const at::Tensor reference = model::block_reference(window, static_cast<int>(fpb));
     // Note [Choice draw]: drawn from the block's noise, as play draws.
-    if (config.prediction.move_choice == model::MoveChoice::kSample) {
+    if (config.prediction.drawn()) {
       choice.draw = model::choice_draw_for(config.prediction, config.patch_h, config.patch_w, x1);
     }
     const at::Tensor velocity =

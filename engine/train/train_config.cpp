@@ -88,6 +88,18 @@ TrainConfig parse_train_config(const nlohmann::json& json, const std::string& fi
            "a lead is only played by the own rollout: set noise.own_context_source to "
            "\"rollout\" and noise.own_context_share above 0, or drop the lead");
   }
+  if (r.has("learn")) {
+    const std::string learn = r.string("learn");
+    if (learn != "all" && learn != "new_ground") {
+      r.fail("learn", "must be \"all\" or \"new_ground\", got \"" + learn + "\"");
+    }
+    c.learn = learn == "new_ground" ? TrainConfig::Learn::kNewGround : TrainConfig::Learn::kAll;
+    if (c.learn == TrainConfig::Learn::kNewGround && r.has("loss")) {
+      r.fail("loss",
+             "learning \"new_ground\" trains the paints by their likelihood alone (Note [New "
+             "ground likelihood]): leave the loss section out");
+    }
+  }
   if (r.has("loss")) {
     ObjectReader l(r.get("loss"), file, "loss");
     c.loss.motion_weight = l.number("motion_weight", 0.0, 1000.0);

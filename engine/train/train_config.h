@@ -19,10 +19,15 @@ struct TrainConfig {
   ClipSpec clips;
   NoiseSpec noise;
   LossSpec loss;  // optional "loss" section; absent = the plain mean squared error
+  // What a step learns: every weight by the losses above ("all", the default), or the output
+  // head's paint rows alone by the likelihood of Note [New ground likelihood] ("new_ground",
+  // engine/train/new_ground.h; no "loss" section then).
+  enum class Learn { kAll, kNewGround };
+  Learn learn = Learn::kAll;
   AdamWSettings optimizer;
   double learning_rate = 6e-4;
   int64_t warmup_steps = 300;
-  int64_t steps = 0;             // 0: until stopped (--minutes); else cosine decay to 10% by then
+  int64_t steps = 0;  // 0: until stopped (--minutes); else cosine decay to 10% by then
   double grad_clip = 1.0;
   double ema_decay = 0.999;
   int data_workers = 8;

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.h"
@@ -26,6 +27,7 @@
 #include "engine/train/choice_likelihood.h"
 #include "engine/train/clip_stream.h"
 #include "engine/train/consistent_target.h"
+#include "engine/train/new_ground.h"
 #include "engine/train/own_rollout.h"
 #include "engine/train/teacher_forcing.h"
 #include "engine/train/train_state.h"
@@ -265,6 +267,32 @@ void load_with_grown_head(model::CausalDiTImpl& model, const std::string& dir) {
   copy_trained_layers(model, dir, from_config, grow, what_may_differ);
 }
 
+// The loss of a step that learns every weight: the velocity's squared error, optionally motion
+// weighted, plus the choice losses the config asks for.
+at::Tensor full_loss(model::CausalDiTImpl& model, const TeacherForcingBatch& batch,
+                     const ClipBatch& clips, const at::Tensor& mask, const ChoiceTraining& choices,
+                     const TrainConfig& config, const at::Tensor& clean_noisy) {
+  const model::ModelConfig& model_config = model.config();
+  ChoiceOutputs chosen;
+  const at::Tensor noisy = noisy_velocity(model, batch, mask, choices, &chosen);
+  const at::Tensor weight =
+      config.loss.motion_weight > 0.0
+          ? motion_weights(batch.clean, clips.positions, model_config.frames_per_block, config.loss)
+          : at::Tensor();
+  at::Tensor loss = weighted_squared_error(noisy, batch.target, weight);
+  if (chosen.chosen.defined() && config.loss.reference_weight > 0.0) {
+    // Note [Reference loss]
+    loss = loss + config.loss.reference_weight *
+                      weighted_squared_error(chosen.chosen, clean_noisy, weight);
+  }
+  if (chosen.logits.defined() && config.loss.choice_weight > 0.0) {
+    loss = loss + config.loss.choice_weight *
+                      choice_likelihood_loss(chosen.logits, chosen.reference, clean_noisy,
+                                             choices.paint, model_config.prediction.move_pixels);
+  }
+  return loss;
+}
+
 }  // namespace
 
 void init_training_weights(model::CausalDiTImpl& model, uint64_t seed) {
@@ -372,6 +400,16 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
               : options.init_grown_head ? " (paint choices added to the head)"
                                         : ""));
   }
+  // Note [New ground likelihood]: the paint rows learn, every other weight stays as loaded.
+  std::unique_ptr<FrozenWeights> frozen;
+  if (config.learn == TrainConfig::Learn::kNewGround) {
+    if (options.init_from.empty() && progress.step == 0) {
+      throw Error(config.file,
+                  "field 'learn': \"new_ground\" trains the paints of a trained "
+                  "model: start from its weights (--init DIR --grow-head)");
+    }
+    frozen = std::make_unique<FrozenWeights>(*model, params);
+  }
   TrainReport report;
   report.first_step = progress.step;
   report.model_dir = model_dir;
@@ -434,27 +472,20 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
                               config.loss.uncovered_from_game));
       }
     }
-    ChoiceOutputs chosen;
-    const at::Tensor noisy = noisy_velocity(*model, batch, mask, choices, &chosen);
-    const at::Tensor weight = config.loss.motion_weight > 0.0
-                                  ? motion_weights(batch.clean, clips.positions,
-                                                   model_config.frames_per_block, config.loss)
-                                  : at::Tensor();
-    at::Tensor loss = weighted_squared_error(noisy, batch.target, weight);
     const at::Tensor clean_noisy = batch.clean.slice(1, model_config.frames_per_block);
-    if (chosen.chosen.defined() && config.loss.reference_weight > 0.0) {
-      // Note [Reference loss]
-      loss = loss + config.loss.reference_weight *
-                        weighted_squared_error(chosen.chosen, clean_noisy, weight);
-    }
-    if (chosen.logits.defined() && config.loss.choice_weight > 0.0) {
-      loss = loss + config.loss.choice_weight *
-                        choice_likelihood_loss(chosen.logits, chosen.reference, clean_noisy,
-                                               choices.paint, model_config.prediction.move_pixels);
+    at::Tensor loss;
+    if (frozen) {
+      const at::Tensor output =
+          model->forward_masked(batch.input, mask).slice(1, batch.noisy_first);
+      loss = new_ground_loss(output.slice(2, model_config.channels), clean_noisy, choices.paint,
+                             model_config.prediction.move_pixels);
+    } else {
+      loss = full_loss(*model, batch, clips, mask, choices, config, clean_noisy);
     }
     for (at::Tensor& p : params) p.mutable_grad() = at::Tensor();
     loss.backward();
     precision.end_step();
+    if (frozen) frozen->mask_gradients();
     if (config.grad_clip > 0.0) torch::nn::utils::clip_grad_norm_(params, config.grad_clip);
     const double lr = learning_rate_at(config, step);
     optimizer.step(lr);
@@ -463,6 +494,7 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
       at::_foreach_mul_(ema, config.ema_decay);
       at::_foreach_add_(ema, params, 1.0 - config.ema_decay);
     }
+    if (frozen) frozen->restore(params, ema);
     progress.step = step;
     loss_accumulator += loss.detach();
     ++loss_count;

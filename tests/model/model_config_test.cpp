@@ -184,7 +184,8 @@ TEST(ModelConfig, MovedReferenceParsesRoundTripsAndWidensTheHead) {
   EXPECT_THAT(
       testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
       HasSubstr(
-          "cfg.json: field 'prediction.move_choice': must be \"mix\", \"sharpest\" or \"sample\""));
+          "cfg.json: field 'prediction.move_choice': must be \"mix\", \"sharpest\", \"sample\" or "
+          "\"new_ground\""));
   json["prediction"]["move_choice"] = "mix";
   json["prediction"].erase("move_pixels");
   EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
@@ -230,7 +231,7 @@ TEST(ModelConfig, PaintAddsAChoicePerPaletteColour) {
   json["prediction"]["move_choice"] = "sharpest";
   EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
               HasSubstr("cfg.json: field 'prediction.choice_temperature': needs move_choice "
-                        "\"sample\""));
+                        "\"sample\" or \"new_ground\""));
   json["prediction"].erase("choice_temperature");
   json["prediction"].erase("choice_floor");
   EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
@@ -248,6 +249,37 @@ TEST(ModelConfig, PaintAddsAChoicePerPaletteColour) {
   json["prediction"].erase("move_choice");
   EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
               HasSubstr("cfg.json: field 'prediction.paint': needs move_pixels"));
+}
+
+// Note [New ground]: read and written back with its shaping; refused without paint choices.
+TEST(ModelConfig, NewGroundDrawsAmongPaintsAndNeedsThem) {
+  nlohmann::json json = game_small_json();
+  json["prediction"] = {{"reference", "previous_frame"},
+                        {"spread", 0.5},
+                        {"move_pixels", 8},
+                        {"move_choice", "new_ground"},
+                        {"choice_temperature", 0.5},
+                        {"paint", true}};
+  json["palette"] = {{"colours", {"#000000", "#ffffff", "#62b24a"}}, {"snap", true}};
+  const ModelConfig config = parse_model_config(json, "cfg.json");
+  EXPECT_EQ(config.prediction.move_choice, PredictionConfig::MoveChoice::kNewGround);
+  EXPECT_TRUE(config.prediction.drawn());
+  const nlohmann::json again = model_config_to_json(config);
+  EXPECT_EQ(again["prediction"]["move_choice"], "new_ground");
+  EXPECT_EQ(parse_model_config(again, "again").prediction.choice_temperature, 0.5);
+  json["prediction"]["paint"] = false;
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'prediction.move_choice': \"new_ground\" draws new "
+                        "ground among paint choices: needs \"paint\": true"));
+  json["prediction"]["move_choice"] = "newground";
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("field 'prediction.move_choice': must be \"mix\", \"sharpest\", "
+                        "\"sample\" or \"new_ground\""));
+  // The bundled model plays new ground (session 14).
+  const ModelConfig bundled = load_model_config(std::string(WORLDCAST_SOURCE_DIR) +
+                                                "/assets/models/game-small-moves/config.json");
+  EXPECT_EQ(bundled.prediction.move_choice, PredictionConfig::MoveChoice::kNewGround);
+  EXPECT_EQ(bundled.prediction.paint_colours, 26);
 }
 
 // Note [Palette snap]: absent unless surveyed, "#rrggbb" colours read and written back, snap off

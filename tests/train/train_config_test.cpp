@@ -112,6 +112,29 @@ TEST(TrainConfig, MovesExperimentConfigsParse) {
             model::model_config_to_json(model::load_model_config(rollout.model_config)));
 }
 
+// Note [New ground likelihood]: "learn" is optional ("all"); "new_ground" takes no loss section.
+TEST(TrainConfig, LearnIsOptionalAndNewGroundTakesNoLoss) {
+  nlohmann::json j = bundled_json();
+  EXPECT_EQ(parse_train_config(j, "run.json").learn, TrainConfig::Learn::kAll);
+  j.erase("loss");
+  j["learn"] = "all";
+  EXPECT_EQ(parse_train_config(j, "run.json").learn, TrainConfig::Learn::kAll);
+  j["learn"] = "new_ground";
+  EXPECT_EQ(parse_train_config(j, "run.json").learn, TrainConfig::Learn::kNewGround);
+  j["learn"] = "paint";
+  EXPECT_THAT(error_of(j), HasSubstr("field 'learn': must be \"all\" or \"new_ground\""));
+  j["learn"] = "new_ground";
+  j["loss"] = {{"motion_weight", 0.0}, {"motion_threshold", 0.04}};
+  EXPECT_THAT(error_of(j), HasSubstr("field 'loss': learning \"new_ground\" trains the paints"));
+  const std::string dir = std::string(WORLDCAST_SOURCE_DIR) + "/assets/train/";
+  const TrainConfig run = load_train_config(dir + "game-small-moves-new-ground.json");
+  EXPECT_EQ(run.learn, TrainConfig::Learn::kNewGround);
+  EXPECT_EQ(run.noise.schedule_share, 1.0);  // play's one level, full noise
+  EXPECT_EQ(run.noise.schedule_levels, std::vector<double>{1.0});
+  EXPECT_EQ(model::load_model_config(run.model_config).prediction.move_choice,
+            model::PredictionConfig::MoveChoice::kNewGround);
+}
+
 TEST(TrainConfig, BadFieldsAreNamed) {
   nlohmann::json j = bundled_json();
   j["batch"] = 0;

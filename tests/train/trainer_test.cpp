@@ -437,6 +437,77 @@ TEST_F(TrainerTest, AGrownHeadKeepsTheTrainedHeadAndItsPaintTrainsByLikelihood) 
   }
 }
 
+// Note [New ground likelihood]: learning new ground from a grown head changes the paint rows
+// alone (the exported model is the one it grew from everywhere else, bit for bit), its loss
+// falls, it resumes exactly, and it refuses to start without trained weights or paint choices.
+TEST_F(TrainerTest, LearningNewGroundTrainsThePaintRowsAlone) {
+  nlohmann::json model = use_moved_model();
+  run("moved", 30);
+  config_.learn = TrainConfig::Learn::kNewGround;
+  try {
+    TrainOptions options;
+    options.out_dir = (dir_ / "no_paint").string();
+    options.init_from = (dir_ / "moved" / "model").string();
+    options.max_steps = 1;
+    options.progress_bar = false;
+    train(config_, options);
+    ADD_FAILURE() << "a model without paint choices has nothing for new ground to learn";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("needs moves and \"paint\": true"));
+  }
+  const nlohmann::json bundled = nlohmann::json::parse(std::ifstream(
+      std::string(WORLDCAST_SOURCE_DIR) + "/assets/models/game-small-moves/config.json"));
+  model["palette"] = bundled["palette"];  // the game's colours, which the clips are made of
+  model["prediction"]["paint"] = true;
+  model["prediction"]["move_choice"] = "new_ground";
+  std::ofstream(dir_ / "new_ground.json") << model.dump(2);
+  config_.model_config = (dir_ / "new_ground.json").string();
+  config_.noise.schedule_share = 1.0;
+  config_.noise.schedule_levels = {1.0};
+  try {
+    run("fresh", 1);
+    ADD_FAILURE() << "new ground is learned on top of trained weights";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("run.json: field 'learn'"));
+  }
+  const auto grown = [&](const std::string& name, int64_t steps, std::vector<double>* losses) {
+    TrainOptions options;
+    options.out_dir = (dir_ / name).string();
+    options.init_from = (dir_ / "moved" / "model").string();
+    options.init_grown_head = true;
+    options.max_steps = steps;
+    options.progress_bar = false;
+    return train(config_, options, [&](const StepReport& r) {
+      if (losses) losses->push_back(r.loss);
+    });
+  };
+  std::vector<double> losses;
+  grown("learned", 40, &losses);
+  ASSERT_NO_FATAL_FAILURE(expect_learns(losses, 8u));
+  const TensorMap before = load_tensors(Checkpoint::open((dir_ / "moved" / "model").string()));
+  const TensorMap after = load_tensors(Checkpoint::open((dir_ / "learned" / "model").string()));
+  ASSERT_EQ(before.size(), after.size());
+  const int64_t kept_rows = 8 * 16;  // 3 colour channels and 5 moves, each over 16 pixels
+  for (const auto& [name, weight] : before) {
+    const at::Tensor now = after.at(name);
+    const bool head = name.rfind("head.proj.", 0) == 0;
+    EXPECT_TRUE(at::equal(head ? now.slice(0, 0, kept_rows) : now, weight)) << name;
+    if (head) {
+      EXPECT_EQ(now.size(0), (8 + 26) * 16) << name;
+    }
+  }
+  EXPECT_GT(after.at("head.proj.weight").slice(0, kept_rows).abs().max().item<double>(), 1e-3);
+  // Resumed at step 2 of 4, the state equals that of one run of 4 steps.
+  grown("straight", 4, nullptr);
+  grown("resumed", 2, nullptr);
+  EXPECT_EQ(grown("resumed", 4, nullptr).first_step, 2);
+  const auto state = [&](const std::string& name) {
+    return load_tensors(Checkpoint::open((dir_ / name / "state").string()));
+  };
+  const TensorMap a = state("straight"), b = state("resumed");
+  for (const auto& [name, tensor] : a) EXPECT_TRUE(tensor.equal(b.at(name))) << name;
+}
+
 TEST_F(TrainerTest, DamagedStateIsRefusedByName) {
   run("damaged", 2);
   fs::path shard;
