@@ -193,8 +193,9 @@ TEST(ModelGpu, GraphReplayFollowsALivePaletteSnapToggle) {
 // The skip experiments' sampler: Note [Previous-frame skip] (the reference is a static input of
 // the recording) with Note [Action guidance] on the first step and context noise. Replayed
 // frames equal the eager ones.
-void expect_skip_graph_replay_equals_eager(int move_pixels, bool painted = false,
-                                           bool per_patch = false) {
+void expect_skip_graph_replay_equals_eager(
+    int move_pixels, bool painted = false, bool per_patch = false,
+    PredictionConfig::MoveChoice how = PredictionConfig::MoveChoice::kSample) {
   ModelConfig c = small_config(1);
   c.num_actions = 6;
   c.sampler.steps = 2;
@@ -208,7 +209,7 @@ void expect_skip_graph_replay_equals_eager(int move_pixels, bool painted = false
   if (painted) {  // Note [Painted pixels]: random weights paint often, so the draws are exercised
     c.palette.colours = {{0, 0, 0}, {255, 255, 255}, {98, 178, 74}, {46, 102, 204}};
     c.prediction.paint_colours = 4;
-    c.prediction.move_choice = PredictionConfig::MoveChoice::kSample;
+    c.prediction.move_choice = how;
     c.prediction.choice_floor = 0.05;
     c.prediction.draw_per_patch = per_patch;
   }
@@ -251,6 +252,31 @@ TEST(ModelGpu, GraphReplayWithPaintedChoicesDrawsTheEagerDraws) {
     SCOPED_TRACE(per_patch ? "per patch" : "per pixel");
     expect_skip_graph_replay_equals_eager(8, /*painted=*/true, per_patch);
   }
+}
+
+// Note [New ground]: the likeliest move, and paints drawn where it reaches past the border, are
+// recorded with the rest; replay draws what eager play draws.
+TEST(ModelGpu, GraphReplayWithNewGroundDrawsTheEagerDraws) {
+  REQUIRE_CUDA();
+  expect_skip_graph_replay_equals_eager(8, /*painted=*/true, /*per_patch=*/false,
+                                        PredictionConfig::MoveChoice::kNewGround);
+}
+
+// New ground on CUDA against the CPU on the same fresh random logits and noise.
+TEST(ModelGpu, NewGroundOnCudaMatchesTheCpu) {
+  REQUIRE_CUDA();
+  at::manual_seed(62);
+  at::Tensor logits = at::randn({2, 4, 5 + 26, 64, 64}) * 2;
+  for (int f = 0; f < 4; ++f) logits.select(1, f).select(1, 1 + f) += 4.0;  // one edge each
+  const at::Tensor noise = at::randn({2, 4, 3, 64, 64});
+  const auto draw = [&](const at::Device& device) {
+    return choice_index(logits.to(device), PredictionConfig::MoveChoice::kNewGround,
+                        choice_draw(noise.to(device)), 8)
+        .to(at::kCPU);
+  };
+  const at::Tensor cpu = draw(at::kCPU), cuda = draw(at::kCUDA);
+  EXPECT_GT((cpu >= 5).sum().item<int64_t>(), 1000);
+  EXPECT_GE((cpu == cuda).to(at::kFloat).mean().item<double>(), 0.999);
 }
 
 // The drawn choice on CUDA against the CPU's on the same fresh random logits and noise: the
