@@ -5,9 +5,11 @@
 # PNGs, and for the temperatures in DEEP the policies against dense and the 10 000-frame
 # stability. Everything comes back as $OUT/results.tar next to the exported model (the device
 # tool returns at most 8 files).
-# Usage (device tool, carry .gpu-deps, from a checkout whose assets/models/game-small-moves holds
-# stage 14's weights, e.g. commit 05de873): [TRAIN_MIN=3.8] [VARIANTS="name:floor:temperature
-# ..."] [DEEP="name ..."] bash tools/gpu_new_ground.sh
+# Usage (device tool, carry .gpu-deps): INIT=DIR [TRAIN_MIN=3.8] [VARIANTS="name:floor:temperature
+# ..."] [DEEP="name ..."] bash tools/gpu_new_ground.sh, where DIR holds stage 14 (commit 05de873's
+# assets/models/game-small-moves: `mkdir s14 && for f in config.json model.safetensors.index.json
+# model-00001-of-00001.safetensors; do git show 05de873:assets/models/game-small-moves/$f > s14/$f;
+# done`).
 set -u
 source tools/device_env.sh
 START=$SECONDS
@@ -18,7 +20,7 @@ if [ ! -x build/gpu/ui/cli/worldcast ]; then
 fi
 echo "built at $((SECONDS - START)) s"
 W=build/gpu/ui/cli/worldcast
-$W train --config assets/train/game-small-moves-new-ground.json --out run --device cuda --minutes ${TRAIN_MIN:-4.5} --quiet --init assets/models/game-small-moves --grow-head > "$R/train.log" 2>&1
+$W train --config assets/train/game-small-moves-new-ground.json --out run --device cuda --minutes ${TRAIN_MIN:-4.5} --quiet --init "${INIT:?the stage-14 model folder}" --grow-head > "$R/train.log" 2>&1
 echo "trained at $((SECONDS - START)) s"; tail -1 run/log.jsonl
 cp run/log.jsonl "$R/new_ground.log.jsonl"; cp run/model/*.safetensors run/model/*.json "$OUT/"
 printf 'right 12\nup 12\nleft 12\ndown 12\n' > walk48.actions
