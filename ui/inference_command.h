@@ -18,8 +18,9 @@ struct InferenceCommand {
     kReclassify,
     kStartRecording,  // into the folder `name`
     kStopRecording,
-    kSetFrameRate,    // `value` frames per second (Note [Game frame rate]); 0: the display's
-    kSetPaletteSnap,  // `value` 1: snap to the palette, 0: raw frames (Note [Palette snap])
+    kSetFrameRate,          // `value` frames per second (Note [Game frame rate]); 0: the display's
+    kSetPaletteSnap,        // `value` 1: snap to the palette, 0: raw frames (Note [Palette snap])
+    kSetChoiceTemperature,  // `value`: drawn choices' temperature (Note [Choice temperature])
   };
   Kind kind = Kind::kTogglePause;
   uint64_t seed = 0;
@@ -46,6 +47,9 @@ struct InferenceCommand {
   }
   static InferenceCommand set_palette_snap(bool on) {
     return {Kind::kSetPaletteSnap, 0, {}, {}, on ? 1.0 : 0.0};
+  }
+  static InferenceCommand set_choice_temperature(double temperature) {
+    return {Kind::kSetChoiceTemperature, 0, {}, {}, temperature};
   }
 };
 

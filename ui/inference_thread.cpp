@@ -189,6 +189,16 @@ void InferenceThread::apply_one(const InferenceCommand& command) {
       }
       break;
     }
+    case Kind::kSetChoiceTemperature: {
+      need_policy("choice temperature");
+      control_->set_choice_temperature(command.value);
+      error_.clear();
+      if (recorder_) {
+        recorder_->note_change(source_.frame_index(),
+                               "choice temperature " + std::to_string(command.value));
+      }
+      break;
+    }
     case Kind::kStartRecording:
       start_recording(command.name);
       break;
@@ -263,6 +273,7 @@ void InferenceThread::start_recording(const std::string& dir) {
     meta["policy_settings"] = control_->policy_settings();
     // Live toggles may have left the snap other than the command line's choice.
     if (control_->has_palette()) meta["palette_snap"] = control_->palette_snap();
+    if (control_->draws_choices()) meta["choice_temperature"] = control_->choice_temperature();
   }
   recorder_ = std::make_unique<SessionRecorder>(dir, std::move(meta));
   record_note_.clear();

@@ -84,6 +84,16 @@ ModelSource make_model_source(const ModelSourceOptions& options) {
   ModelSource source;
   model::ModelConfig config = resolve_config(options, &source.config_file);
   model::apply_palette_snap(config, options.palette_snap, "--palette-snap");
+  if (options.choice_temperature != 0.0) {
+    if (!config.prediction.drawn()) {
+      throw Error("--choice-temperature",
+                  "the model draws no choices (move_choice \"sample\" or \"new_ground\")");
+    }
+    if (!(options.choice_temperature >= 1e-3 && options.choice_temperature <= 100.0)) {
+      throw Error("--choice-temperature", "must be in [0.001, 100]");
+    }
+    config.prediction.choice_temperature = options.choice_temperature;
+  }
   const at::Device device = resolve_device(options.device);
   source.device = device.str();
   rollout::SessionOptions session_options;
@@ -138,6 +148,8 @@ PolicyRunStats SessionControl::run_stats() const {
   run.graph_recordings = stats.graph_recordings;
   run.has_palette = session_.has_palette();
   run.palette_snap = session_.palette_snap();
+  run.draws_choices = session_.draws_choices();
+  run.choice_temperature = session_.choice_temperature();
   run.policy = stats.policy;
   return run;
 }
@@ -159,6 +171,15 @@ bool SessionControl::palette_snap() const {
 }
 void SessionControl::set_palette_snap(bool on) {
   session_.set_palette_snap(on);
+}
+bool SessionControl::draws_choices() const {
+  return session_.draws_choices();
+}
+double SessionControl::choice_temperature() const {
+  return session_.choice_temperature();
+}
+void SessionControl::set_choice_temperature(double temperature) {
+  session_.set_choice_temperature(temperature);
 }
 
 }  // namespace wc::ui

@@ -32,6 +32,8 @@ struct ModelSourceOptions {
   bool cuda_graphs = true;  // SessionOptions::cuda_graphs
   // Note [Palette snap]: "config" (the config's choice), "on" or "off".
   std::string palette_snap = "config";
+  // Note [Choice temperature]: the drawn choices' temperature; 0 keeps the config's.
+  double choice_temperature = 0.0;
 };
 
 struct ModelSource {
@@ -65,6 +67,9 @@ class SessionControl final : public PolicyControl {
   bool has_palette() const override;
   bool palette_snap() const override;
   void set_palette_snap(bool on) override;
+  bool draws_choices() const override;
+  double choice_temperature() const override;
+  void set_choice_temperature(double temperature) override;
 
  private:
   rollout::Session& session_;

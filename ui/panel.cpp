@@ -95,6 +95,22 @@ void draw_palette_snap(const LiveStats& stats, PanelModel& model) {
   }
 }
 
+// Note [Choice temperature], live: only a model that draws choices (Note [New ground]) shows the
+// slider. Like the policy's sliders, every change is sent (on CUDA each re-records the block).
+void draw_choice_temperature(const LiveStats& stats, PanelModel& model) {
+  if (!stats.run.draws_choices) return;
+  float temperature = static_cast<float>(stats.run.choice_temperature);
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.6f);
+  if (ImGui::SliderFloat("new ground t", &temperature, 0.05f, 2.0f, "%.2f")) {
+    model.set_choice_temperature(temperature);
+  }
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip(
+        "How boldly new ground is drawn (Note [New ground]): low draws the likeliest colour "
+        "(plain grass), high every colour the model cannot rule out (speckle)");
+  }
+}
+
 void draw_heads_and_cache(const LiveStats& stats, const PanelModel& model) {
   const attention::PolicyStats& policy = stats.run.policy;
   draw_head_map(stats);
@@ -213,6 +229,7 @@ PanelRequests draw_control_window(const PanelView& view, const LiveStats* stats,
     ImGui::Separator();
     draw_policy(*stats, model);
     draw_palette_snap(*stats, model);
+    draw_choice_temperature(*stats, model);
     draw_sliders(*stats, model);
   }
   ImGui::PushTextWrapPos(0.0f);

@@ -226,6 +226,10 @@ void PanelModel::set_palette_snap(bool on) {
   commands_.push_back(InferenceCommand::set_palette_snap(on));
 }
 
+void PanelModel::set_choice_temperature(double temperature) {
+  commands_.push_back(InferenceCommand::set_choice_temperature(temperature));
+}
+
 void PanelModel::toggle_recording(bool recording_now) {
   commands_.push_back(recording_now
                           ? InferenceCommand::stop_recording()

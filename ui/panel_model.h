@@ -68,6 +68,8 @@ class PanelModel {
   void reclassify();
   // Note [Palette snap]: snaps the model's frames to its palette from the next block on, or not.
   void set_palette_snap(bool on);
+  // Note [Choice temperature]: the drawn choices' temperature from the next block on.
+  void set_choice_temperature(double temperature);
   // Starts a recording into a fresh folder under the record base, or stops the running one.
   void toggle_recording(bool recording_now);
 

@@ -38,6 +38,10 @@ struct PolicyRunStats {
   // snapped to it now (the panel's checkbox shows only with a palette).
   bool has_palette = false;
   bool palette_snap = false;
+  // Note [Choice temperature]: whether the model draws choices (Note [New ground]), and the
+  // temperature it draws them at now (the panel's slider shows only when it draws).
+  bool draws_choices = false;
+  double choice_temperature = 1.0;
   attention::PolicyStats policy;
 };
 
@@ -61,6 +65,11 @@ class PolicyControl {
   virtual bool has_palette() const = 0;
   virtual bool palette_snap() const = 0;
   virtual void set_palette_snap(bool on) = 0;
+  // Note [Choice temperature], live, from the next block on. Throws wc::Error for a model that
+  // draws no choices or a bad temperature and leaves the game unchanged.
+  virtual bool draws_choices() const = 0;
+  virtual double choice_temperature() const = 0;
+  virtual void set_choice_temperature(double temperature) = 0;
 };
 
 }  // namespace wc::ui

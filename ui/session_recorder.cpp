@@ -67,8 +67,8 @@ void SessionRecorder::finish(const std::vector<Action>& actions_since_reset,
   record["ended"] = reason;
   record["replayable"] = changes_.empty();
   if (meta_.contains("command") && meta_["command"].is_string()) {
-    // The command that rebuilds the source, with the policy (and palette snap) the recording
-    // started with.
+    // The command that rebuilds the source, with the policy (and the palette snap and choice
+    // temperature) the recording started with.
     std::string replay = meta_["command"].get<std::string>();
     if (meta_.contains("policy")) {
       replay += " --policy " + meta_["policy"].get<std::string>() + " --policy-settings '" +
@@ -77,6 +77,9 @@ void SessionRecorder::finish(const std::vector<Action>& actions_since_reset,
     if (meta_.contains("palette_snap") && meta_["palette_snap"].is_boolean()) {
       replay +=
           std::string(" --palette-snap ") + (meta_["palette_snap"].get<bool>() ? "on" : "off");
+    }
+    if (meta_.contains("choice_temperature") && meta_["choice_temperature"].is_number()) {
+      replay += " --choice-temperature " + meta_["choice_temperature"].dump();
     }
     replay += " --headless --seed " + std::to_string(meta_.value("seed", uint64_t{0})) +
               " --actions " + (dir / "actions.txt").string() + " --frames " +

@@ -35,6 +35,7 @@ BlockSampler::BlockSampler(model::CausalDiTImpl& model, attention::AttentionPoli
     palette_ = model::palette_tensor(config.palette, device);
   }
   snap_ = config.palette.active();
+  prediction_ = config.prediction;
   if (cuda_graphs && BlockGraph::available(device)) graph_ = std::make_unique<BlockGraph>();
 }
 
@@ -48,7 +49,27 @@ void BlockSampler::set_palette_snap(bool on) {
   }
   if (on == snap_) return;
   snap_ = on;
-  // The recording holds run_denoise with the old choice, and its key (the policy's) does not
+  forget_recording();
+}
+
+void BlockSampler::set_choice_temperature(double temperature) {
+  const model::ModelConfig& config = model_.config();
+  if (!prediction_.drawn()) {
+    throw Error(config.file.empty() ? config.name : config.file,
+                "the model draws no choices: a choice temperature needs move_choice \"sample\" "
+                "or \"new_ground\" (Note [Choice temperature])");
+  }
+  if (!(temperature >= 1e-3 && temperature <= 100.0)) {
+    throw Error("choice temperature",
+                "must be in [0.001, 100], got " + std::to_string(temperature));
+  }
+  if (temperature == prediction_.choice_temperature) return;
+  prediction_.choice_temperature = temperature;
+  forget_recording();
+}
+
+void BlockSampler::forget_recording() {
+  // The recording holds run_denoise with the old setting, and its key (the policy's) does not
   // say which: a replay would go on with it. A fresh graph and no last key re-record the block
   // as after a reset (Note [Block graph]).
   if (graph_) graph_ = std::make_unique<BlockGraph>();
@@ -112,7 +133,7 @@ at::Tensor BlockSampler::generate(const at::Tensor& noise, const at::Tensor& act
 at::Tensor BlockSampler::run_denoise(const at::Tensor& noise, const at::Tensor& actions,
                                      int64_t block_index, int64_t frame_start,
                                      const at::Tensor& reference, const model::RopeRotation* rope) {
-  const model::PredictionConfig& prediction = model_.config().prediction;
+  const model::PredictionConfig& prediction = prediction_;
   if (prediction.previous_frame_skip && !reference.defined()) {
     throw Error(model_.config().name,
                 "the model's previous-frame skip needs the frame before "

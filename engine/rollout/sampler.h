@@ -85,7 +85,16 @@ class BlockSampler {
   bool palette_snap() const { return snap_; }
   void set_palette_snap(bool on);
 
+  // Note [Choice temperature], live: the temperature a drawn choice (Note [New ground], Note
+  // [Painted pixels]) is drawn at, the config's until set, from the next block on. Throws
+  // wc::Error for a model whose choices are not drawn or a temperature outside [1e-3, 100];
+  // a change drops the recorded block graph, as a snap change does.
+  double choice_temperature() const { return prediction_.choice_temperature; }
+  void set_choice_temperature(double temperature);
+
  private:
+  // Drops the recorded block graph after a setting it baked in changed.
+  void forget_recording();
   attention::StepInfo step_info(int64_t block_index, int step, double t, bool clean) const;
   // The committing clean pass of block `block_index` (at the context-noise level).
   attention::StepInfo clean_step(int64_t block_index) const;
@@ -113,6 +122,8 @@ class BlockSampler {
   // snap off so that it can be turned on live; `snap_`: whether run_denoise snaps to them.
   at::Tensor palette_;
   bool snap_ = false;
+  // The config's prediction with the live choice temperature.
+  model::PredictionConfig prediction_;
   // Graph state: the recording, its static inputs, the last block's replay key.
   std::unique_ptr<BlockGraph> graph_;
   at::Tensor graph_noise_, graph_actions_, graph_eps_, graph_reference_;

@@ -97,8 +97,9 @@ struct Session::Impl {
   nlohmann::json policy_settings;
   attention::ModelShape shape;
   std::unique_ptr<Rollout> rollout;
-  bool host_frames = true;    // see Session::set_host_frames
-  bool palette_snap = false;  // see Session::set_palette_snap; every new sampler gets it
+  bool host_frames = true;          // see Session::set_host_frames
+  bool palette_snap = false;        // see Session::set_palette_snap; every new sampler gets it
+  double choice_temperature = 1.0;  // see Session::set_choice_temperature; likewise
 
   int frames_per_block() const { return config.frames_per_block; }
 
@@ -151,6 +152,7 @@ struct Session::Impl {
   std::unique_ptr<BlockSampler> make_sampler(attention::AttentionPolicy& policy) const {
     auto sampler = std::make_unique<BlockSampler>(*model.ptr(), policy, size, options.cuda_graphs);
     sampler->set_palette_snap(palette_snap);
+    if (config.prediction.drawn()) sampler->set_choice_temperature(choice_temperature);
     return sampler;
   }
 
@@ -313,6 +315,7 @@ std::unique_ptr<Session> Session::create(const model::ModelConfig& config,
   impl->shape.device = device;
   impl->shape.dtype = impl->dtype;
   impl->palette_snap = config.palette.active();
+  impl->choice_temperature = config.prediction.choice_temperature;
   impl->rollout = impl->make_rollout(seed, policy_name, impl->policy_settings);
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
@@ -455,6 +458,17 @@ bool Session::palette_snap() const {
 void Session::set_palette_snap(bool on) {
   impl_->rollout->sampler->set_palette_snap(on);  // throws first when there is no palette
   impl_->palette_snap = on;
+}
+
+bool Session::draws_choices() const {
+  return impl_->config.prediction.drawn();
+}
+double Session::choice_temperature() const {
+  return impl_->choice_temperature;
+}
+void Session::set_choice_temperature(double temperature) {
+  impl_->rollout->sampler->set_choice_temperature(temperature);  // throws first if it cannot
+  impl_->choice_temperature = temperature;
 }
 
 SessionStats Session::stats() const {

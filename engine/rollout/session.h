@@ -58,9 +58,9 @@ struct SessionStats {
   double decode_ms = 0.0;      // last block: decode to RGBA8
   double mean_model_ms = 0.0;  // over the blocks since reset
   double mean_decode_ms = 0.0;
-  int64_t context_blocks = 0;  // blocks a policy switch would commit again (first block included)
-  double switch_ms = 0.0;      // the last switch_policy / context re-commit
-  int64_t graph_recordings = 0;       // block graphs recorded by the current policy's sampler
+  int64_t context_blocks = 0;    // blocks a policy switch would commit again (first block included)
+  double switch_ms = 0.0;        // the last switch_policy / context re-commit
+  int64_t graph_recordings = 0;  // block graphs recorded by the current policy's sampler
   int64_t graph_replayed_blocks = 0;  // ... and blocks it replayed (Note [Block graph])
   attention::PolicyStats policy;
 };
@@ -137,6 +137,12 @@ class Session : public FrameSource {
   bool has_palette() const;
   bool palette_snap() const;
   void set_palette_snap(bool on);
+  // Note [Choice temperature], live: whether the model draws choices (Note [New ground]), and
+  // the temperature it draws them at (from the next block on; kept like the snap). Throws
+  // wc::Error for a model that draws none or a bad temperature; the Session is unchanged then.
+  bool draws_choices() const;
+  double choice_temperature() const;
+  void set_choice_temperature(double temperature);
 
   SessionStats stats() const;
   attention::AttentionPolicy& policy();

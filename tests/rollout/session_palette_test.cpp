@@ -8,6 +8,7 @@
 #include "engine/model/palette.h"
 #include "engine/rollout/session.h"
 #include "tests/model/model_test_util.h"
+#include "tests/rollout/session_play.h"
 
 namespace wc::rollout {
 namespace {
@@ -31,15 +32,6 @@ int64_t off_palette_pixels(const Session& s) {
   const at::Tensor pixels = s.last_block().movedim(1, -1).reshape({-1, 1, 3});
   const at::Tensor on_palette = (pixels == colours.unsqueeze(0)).all(-1).any(-1);
   return on_palette.logical_not().sum().item<int64_t>();
-}
-
-std::vector<at::Tensor> play(Session& s, int blocks) {
-  std::vector<at::Tensor> out;
-  for (int i = 0; i < blocks; ++i) {
-    s.step(static_cast<Action>(i % 5));
-    out.push_back(s.last_block());
-  }
-  return out;
 }
 
 void expect_same_blocks(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {

@@ -73,6 +73,14 @@ class LiveModel : public ::testing::Test {
     EXPECT_EQ(context_->validation_errors(), 0u);
     fs::remove_all(dir_);
   }
+  // Unpaced play from seed 11 whose recordings name the `worldcast play` command.
+  static InferenceOptions recorded_play_options() {
+    InferenceOptions options;
+    options.paced = false;
+    options.seed = 11;
+    options.record_meta = {{"command", "worldcast play --source model"}};
+    return options;
+  }
   fs::path dir_;
   std::unique_ptr<vk::Context> context_;
 };
@@ -173,10 +181,7 @@ TEST_F(LiveModel, PaletteSnapCommandReachesTheSession) {
   auto session = Session::create(config, "", "dense", {{"window", 3}}, 11, at::kCPU);
   SessionControl control(*session);
   HeadlessRenderer renderer(*context_, 16, 16, 16, 16);
-  InferenceOptions options;
-  options.paced = false;
-  options.seed = 11;
-  options.record_meta = {{"command", "worldcast play --source model"}};
+  const InferenceOptions options = recorded_play_options();
   InferenceThread inference(*session, renderer.sink(), &control, options);
   const fs::path record = dir_ / "rec";
   inference.send(InferenceCommand::start_recording(record.string()));
@@ -209,6 +214,60 @@ TEST_F(LiveModel, PaletteSnapCommandReachesTheSession) {
   ASSERT_EQ(meta["changes"].size(), 1u);
   EXPECT_EQ(meta["changes"][0]["what"], "palette snap off");
   EXPECT_EQ(meta["changes"][0]["after_frame"], applied_at);
+}
+
+// Note [Choice temperature]: the command reaches a model that draws new ground, the recording
+// starts with its temperature in the replay command and notes the change; a model that draws
+// nothing rejects it and plays on.
+TEST_F(LiveModel, ChoiceTemperatureCommandReachesTheSession) {
+  model::ModelConfig config = wc::testing::tiny_config();
+  config.palette.colours = {{0, 0, 0}, {255, 255, 255}, {98, 178, 74}, {46, 102, 204}};
+  config.prediction.previous_frame_skip = true;
+  config.prediction.move_pixels = 4;
+  config.prediction.paint_colours = 4;
+  config.prediction.move_choice = model::PredictionConfig::MoveChoice::kNewGround;
+  config.prediction.choice_temperature = 0.5;
+  auto session = Session::create(config, "", "dense", {{"window", 3}}, 11, at::kCPU);
+  SessionControl control(*session);
+  HeadlessRenderer renderer(*context_, 16, 16, 16, 16);
+  const InferenceOptions options = recorded_play_options();
+  InferenceThread inference(*session, renderer.sink(), &control, options);
+  const fs::path record = dir_ / "rec";
+  inference.send(InferenceCommand::start_recording(record.string()));
+  inference.start();
+  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return s.frames_produced >= 2; }, kWait));
+  EXPECT_TRUE(inference.stats()->run.draws_choices);
+  EXPECT_EQ(inference.stats()->run.choice_temperature, 0.5);
+  inference.send(InferenceCommand::set_choice_temperature(0.125));
+  ASSERT_TRUE(inference.wait_for(
+      [](const LiveStats& s) { return s.run.choice_temperature == 0.125; }, kWait));
+  inference.send(InferenceCommand::stop_recording());
+  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return !s.recording; }, kWait));
+  const std::shared_ptr<const LiveStats> stats = inference.stats();
+  inference.stop();
+  EXPECT_TRUE(stats->error.empty()) << stats->error;
+  EXPECT_EQ(session->choice_temperature(), 0.125);
+  std::ifstream record_json(record / "record.json");
+  const nlohmann::json meta = nlohmann::json::parse(record_json);
+  EXPECT_EQ(meta["choice_temperature"], 0.5);
+  EXPECT_THAT(meta["replay_command"].get<std::string>(), HasSubstr("--choice-temperature 0.5"));
+  EXPECT_EQ(meta["replayable"], false);
+  ASSERT_EQ(meta["changes"].size(), 1u);
+  EXPECT_THAT(meta["changes"][0]["what"].get<std::string>(), HasSubstr("choice temperature 0.125"));
+
+  auto plain = tiny_session("dense", {{"window", 3}});
+  SessionControl plain_control(*plain);
+  HeadlessRenderer plain_renderer(*context_, 16, 16, 16, 16);
+  InferenceThread plain_inference(*plain, plain_renderer.sink(), &plain_control, options);
+  plain_inference.start();
+  plain_inference.send(InferenceCommand::set_choice_temperature(0.5));
+  ASSERT_TRUE(plain_inference.wait_for(
+      [](const LiveStats& s) { return !s.error.empty() && s.frames_produced >= 2; }, kWait));
+  const std::shared_ptr<const LiveStats> plain_stats = plain_inference.stats();
+  plain_inference.stop();
+  EXPECT_THAT(plain_stats->error, HasSubstr("the model draws no choices"));
+  EXPECT_FALSE(plain_stats->run.draws_choices);
+  EXPECT_FALSE(plain_stats->failed);
 }
 
 // A model without a palette rejects the command (the game goes on); so does a source without a

@@ -186,6 +186,15 @@ TEST(PanelModel, PaletteSnapBecomesACommand) {
   EXPECT_EQ(c[1].value, 1.0);
 }
 
+TEST(PanelModel, ChoiceTemperatureBecomesACommand) {
+  PanelModel model(0, ".");
+  model.set_choice_temperature(0.25);
+  const auto c = model.take_commands();
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].kind, Kind::kSetChoiceTemperature);
+  EXPECT_EQ(c[0].value, 0.25);
+}
+
 TEST(PanelModel, RecordStartsInAFreshFolderAndStops) {
   PanelModel model(0, "/tmp/wc_panel_model_test");
   model.toggle_recording(false);

@@ -32,6 +32,7 @@ struct PlayOptions {
   std::string policy_settings = "{}";
   std::string cuda_graphs = "on";
   std::string palette_snap = "config";
+  double choice_temperature = 0.0;
   std::string device = "auto";
   bool headless = false;
   int frames = 60;
@@ -199,6 +200,7 @@ int play(PlayOptions o) {
     m.seed = o.seed;
     m.cuda_graphs = o.cuda_graphs == "on";
     m.palette_snap = o.palette_snap;
+    m.choice_temperature = o.choice_temperature;
     model = ui::make_model_source(m);
     log_info(model.summary);
     control = std::make_unique<ui::SessionControl>(*model.session);
@@ -295,6 +297,9 @@ const bool kRegistered = register_command("play", [](CLI::App& app) {
                   "[Palette snap]); config: as the model config says")
       ->check(CLI::IsMember({"on", "off", "config"}))
       ->capture_default_str();
+  cmd->add_option("--choice-temperature", o->choice_temperature,
+                  "the temperature new ground (or any drawn choice) is drawn at (Note [Choice "
+                  "temperature]); 0: the model config's. The panel's slider changes it live");
   cmd->add_option("--cuda-graphs", o->cuda_graphs,
                   "on or off: replay each block's denoising forwards from a CUDA graph once the "
                   "policy allows it (CUDA only)")
