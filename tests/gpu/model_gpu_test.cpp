@@ -262,6 +262,41 @@ TEST(ModelGpu, GraphReplayWithNewGroundDrawsTheEagerDraws) {
                                         PredictionConfig::MoveChoice::kNewGround);
 }
 
+// Note [Choice temperature], live: a temperature change drops the recorded block, so replay
+// after it draws what eager play draws at the new temperature, not what the recording baked in.
+TEST(ModelGpu, ALiveChoiceTemperatureReRecordsTheBlock) {
+  REQUIRE_CUDA();
+  ModelConfig c = small_config(1);
+  c.num_actions = 6;
+  c.sampler.steps = 1;
+  c.prediction.previous_frame_skip = true;
+  c.prediction.move_pixels = 8;
+  c.palette.colours = {{0, 0, 0}, {255, 255, 255}, {98, 178, 74}, {46, 102, 204}};
+  c.prediction.paint_colours = 4;
+  c.prediction.move_choice = PredictionConfig::MoveChoice::kNewGround;
+  const auto run = [&](bool graphs, bool change) {
+    rollout::SessionOptions options;
+    options.cuda_graphs = graphs;
+    options.seed_frames = 1;
+    auto session = rollout::Session::create(c, "", "dense", {{"window", 4}}, 9, at::kCUDA, options);
+    std::vector<at::Tensor> frames;
+    for (int i = 0; i < 24; ++i) {
+      if (change && i == 12) session->set_choice_temperature(0.05);
+      session->step(static_cast<Action>(1 + i % 4));
+      frames.push_back(session->frame_on_device().to(at::kCPU, at::kFloat));
+    }
+    return std::make_pair(at::stack(frames), session->stats());
+  };
+  const auto [eager, eager_stats] = run(false, true);
+  const auto [graphed, stats] = run(true, true);
+  const auto [unchanged, unchanged_stats] = run(true, false);
+  EXPECT_GE(stats.graph_replayed_blocks, 8);
+  EXPECT_TRUE(at::equal(graphed, eager))
+      << "max difference " << (graphed - eager).abs().max().item<float>();
+  EXPECT_TRUE(at::equal(graphed.slice(0, 0, 12), unchanged.slice(0, 0, 12)));
+  EXPECT_FALSE(at::equal(graphed.slice(0, 12), unchanged.slice(0, 12)));
+}
+
 // New ground on CUDA against the CPU on the same fresh random logits and noise.
 TEST(ModelGpu, NewGroundOnCudaMatchesTheCpu) {
   REQUIRE_CUDA();
