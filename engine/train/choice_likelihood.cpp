@@ -41,15 +41,18 @@ at::Tensor choice_likelihood_loss(const at::Tensor& logits, const at::Tensor& pr
                                          " choices but there are " + std::to_string(shows.size(2)) +
                                          " to score");
   }
+  const at::Tensor scored = shows.any(2);
+  return showing_nll(logits, shows, scored).sum() / scored.sum().clamp_min(1);
+}
+
+at::Tensor showing_nll(const at::Tensor& logits, const at::Tensor& shows,
+                       const at::Tensor& scored) {
   const at::Tensor l = logits.to(at::kFloat);
   const double lowest = -std::numeric_limits<float>::infinity();
-  const at::Tensor scored = shows.any(2);
-  // A pixel nothing shows counts every choice as showing it: its term is exactly 0 with a zero
+  // A pixel left out counts every choice as showing it: its term is exactly 0 with a zero
   // gradient (masking all its logits to −inf would put NaN into the backward pass instead).
   const at::Tensor counted = shows.logical_or(scored.logical_not().unsqueeze(2));
-  const at::Tensor nll =
-      at::logsumexp(l, 2) - at::logsumexp(l.masked_fill(counted.logical_not(), lowest), 2);
-  return nll.sum() / scored.sum().clamp_min(1);
+  return at::logsumexp(l, 2) - at::logsumexp(l.masked_fill(counted.logical_not(), lowest), 2);
 }
 
 }  // namespace wc::train

@@ -31,6 +31,11 @@ at::Tensor showing_paints(const at::Tensor& target, const at::Tensor& paint);
 at::Tensor showing_choices(const at::Tensor& previous, const at::Tensor& target,
                            const at::Tensor& paint, int move_pixels);
 
+// Each pixel's −log Σ_{j shows} softmax(logits)_j ([B, F, H, W], float32) for logits and `shows`
+// [B, F, J, H, W], at the pixels `scored` ([B, F, H, W] bool) and exactly 0, with a zero gradient,
+// elsewhere. A scored pixel needs a showing choice.
+at::Tensor showing_nll(const at::Tensor& logits, const at::Tensor& shows, const at::Tensor& scored);
+
 // The mean over the pixels some choice shows of −log Σ_{j shows} softmax(logits)_j, float32
 // (logits [B, F, 5 + K, H, W]).
 at::Tensor choice_likelihood_loss(const at::Tensor& logits, const at::Tensor& previous,

@@ -1,8 +1,6 @@
 // See new_ground.h.
 #include "engine/train/new_ground.h"
 
-#include <limits>
-
 #include "engine/core/error.h"
 #include "engine/model/prediction.h"
 #include "engine/train/choice_likelihood.h"
@@ -20,14 +18,7 @@ at::Tensor new_ground_loss(const at::Tensor& logits, const at::Tensor& target,
   }
   const at::Tensor shows = showing_paints(target, paint);
   const at::Tensor scored = model::new_ground_pixels(logits.detach(), move_pixels) & shows.any(2);
-  // A pixel left out counts every paint as showing it: a term of exactly 0 with a zero gradient.
-  const at::Tensor counted = shows.logical_or(scored.logical_not().unsqueeze(2));
-  const at::Tensor l = logits.slice(2, moves).to(at::kFloat);
-  const at::Tensor nll =
-      at::logsumexp(l, 2) -
-      at::logsumexp(l.masked_fill(counted.logical_not(), -std::numeric_limits<float>::infinity()),
-                    2);
-  return (nll * scored).sum() / scored.sum().clamp_min(1);
+  return showing_nll(logits.slice(2, moves), shows, scored).sum() / scored.sum().clamp_min(1);
 }
 
 FrozenWeights::FrozenWeights(model::CausalDiTImpl& model, const std::vector<at::Tensor>& params) {
