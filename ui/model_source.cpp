@@ -85,13 +85,9 @@ ModelSource make_model_source(const ModelSourceOptions& options) {
   model::ModelConfig config = resolve_config(options, &source.config_file);
   model::apply_palette_snap(config, options.palette_snap, "--palette-snap");
   if (options.choice_temperature != 0.0) {
-    if (!config.prediction.drawn()) {
-      throw Error("--choice-temperature",
-                  "the model draws no choices (move_choice \"sample\" or \"new_ground\")");
-    }
-    if (!(options.choice_temperature >= 1e-3 && options.choice_temperature <= 100.0)) {
-      throw Error("--choice-temperature", "must be in [0.001, 100]");
-    }
+    const std::string problem =
+        config.prediction.choice_temperature_problem(options.choice_temperature);
+    if (!problem.empty()) throw Error("--choice-temperature", problem);
     config.prediction.choice_temperature = options.choice_temperature;
   }
   const at::Device device = resolve_device(options.device);

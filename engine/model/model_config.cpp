@@ -133,6 +133,20 @@ nlohmann::json ModelConfig::policy_settings(const std::string& name,
   return settings;
 }
 
+std::string PredictionConfig::choice_temperature_problem(double temperature) const {
+  if (!drawn()) {
+    return "the model draws no choices (move_choice \"sample\" or \"new_ground\" draw them; "
+           "Note [Choice temperature])";
+  }
+  if (!(temperature >= kMinChoiceTemperature && temperature <= kMaxChoiceTemperature)) {
+    std::ostringstream message;
+    message << "must be in [" << kMinChoiceTemperature << ", " << kMaxChoiceTemperature << "], got "
+            << temperature;
+    return message.str();
+  }
+  return "";
+}
+
 ModelConfig parse_model_config(const nlohmann::json& json, const std::string& file) {
   ObjectReader reader(json, file, "");
   ModelConfig config;
@@ -215,7 +229,9 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
                                                                : MoveChoice::kMix;
     }
     for (const auto& [key, value, low, high] :
-         {std::tuple{"choice_temperature", &config.prediction.choice_temperature, 1e-3, 100.0},
+         {std::tuple{"choice_temperature", &config.prediction.choice_temperature,
+                     PredictionConfig::kMinChoiceTemperature,
+                     PredictionConfig::kMaxChoiceTemperature},
           {"choice_floor", &config.prediction.choice_floor, 0.0, 1.0}}) {
       if (!prediction.has(key)) continue;
       *value = prediction.number(key, low, high);

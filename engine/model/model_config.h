@@ -57,6 +57,10 @@ struct PredictionConfig {
   // temperature, leaving out every choice less likely than `choice_floor` times the likeliest.
   double choice_temperature = 1.0;
   double choice_floor = 0.0;
+  static constexpr double kMinChoiceTemperature = 1e-3, kMaxChoiceTemperature = 100.0;
+  // Why `temperature` cannot be the temperature of this config's drawn choices (it draws none,
+  // or the value is out of range), or "" when it can.
+  std::string choice_temperature_problem(double temperature) const;
   // Note [Choice draw] (prediction.h): the pixels of a patch share their draw.
   bool draw_per_patch = false;
   // Note [Painted pixels] (prediction.h): with `"paint": true` every colour of the model's

@@ -53,16 +53,8 @@ void BlockSampler::set_palette_snap(bool on) {
 }
 
 void BlockSampler::set_choice_temperature(double temperature) {
-  const model::ModelConfig& config = model_.config();
-  if (!prediction_.drawn()) {
-    throw Error(config.file.empty() ? config.name : config.file,
-                "the model draws no choices: a choice temperature needs move_choice \"sample\" "
-                "or \"new_ground\" (Note [Choice temperature])");
-  }
-  if (!(temperature >= 1e-3 && temperature <= 100.0)) {
-    throw Error("choice temperature",
-                "must be in [0.001, 100], got " + std::to_string(temperature));
-  }
+  const std::string problem = prediction_.choice_temperature_problem(temperature);
+  if (!problem.empty()) throw Error("choice temperature", problem);
   if (temperature == prediction_.choice_temperature) return;
   prediction_.choice_temperature = temperature;
   forget_recording();
