@@ -32,7 +32,7 @@ struct EvalOptions {
   uint64_t weights_seed = 0;  // of the random weights
   at::Device device = at::kCPU;
   std::optional<at::ScalarType> dtype;  // default: the Session's (f32 on CPU, bf16 on CUDA)
-  bool cuda_graphs = true;  // SessionOptions::cuda_graphs
+  bool cuda_graphs = true;              // SessionOptions::cuda_graphs
 
   std::vector<uint64_t> seeds;   // held-out world seeds (the Session seed is the world seed)
   int seed_frames = 1;           // real game frames the Session is seeded with (>= 1)
@@ -64,6 +64,9 @@ struct EvalOptions {
 
   // Progress lines ("idle: seed 1000001 ..."); may be empty.
   std::function<void(const std::string&)> progress;
+  // Frames worth looking at, by name ("stability_end_03"): the stability probes, generated and
+  // true. May be empty; the CLI's --frames-dir writes them as PNG.
+  std::function<void(const std::string& name, const at::Tensor& frame)> keep_frame;
 };
 
 // Throws wc::Error ("eval: <option>: ...") for counts out of range or an empty seed list.

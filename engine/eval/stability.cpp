@@ -2,7 +2,9 @@
 #include "engine/eval/stability.h"
 
 #include <cmath>
+#include <cstdio>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "engine/core/timing.h"
@@ -68,6 +70,22 @@ std::vector<game::Action> round_trip(const EvalOptions& options, const Reference
   return actions;
 }
 
+// Hands both probes, generated and true, to options.keep_frame ("stability_end_truth_03").
+void keep_probes(const EvalOptions& options, const Probe& start, const Probe& end) {
+  if (!options.keep_frame) return;
+  const auto keep = [&](const char* which, const std::vector<at::Tensor>& frames) {
+    for (size_t i = 0; i < frames.size(); ++i) {
+      char index[24];
+      std::snprintf(index, sizeof index, "%02zu", i);
+      options.keep_frame(std::string("stability_") + which + "_" + index, frames[i]);
+    }
+  };
+  keep("start", start.frames);
+  keep("start_truth", start.truth);
+  keep("end", end.frames);
+  keep("end_truth", end.truth);
+}
+
 bool finite_block(FrameSource& source) {
   const rollout::Session* session = session_of(source);
   return !session || at::isfinite(session->last_block()).all().item<bool>();
@@ -114,6 +132,7 @@ nlohmann::json eval_stability(const EvalOptions& options) {
   const double rollout_ms = clock.elapsed_ms();
   const bool returned = truth.game().player_x() == start_x && truth.game().player_y() == start_y;
   const Probe end = probe();
+  keep_probes(options, start, end);
 
   double vs_truth = 0.0;
   for (size_t i = 0; i < start.frames.size(); ++i)

@@ -247,6 +247,13 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
                         "needs move_choice \"sample\" or \"new_ground\"");
       }
     }
+    if (prediction.has("uncovered_ground")) {
+      config.prediction.uncovered_ground = prediction.boolean("uncovered_ground");
+      if (config.prediction.move_choice != MoveChoice::kNewGround) {
+        prediction.fail(prediction.field_path("uncovered_ground"),
+                        "needs move_choice \"new_ground\" (Note [Uncovered ground])");
+      }
+    }
     if (prediction.has("paint") && prediction.boolean("paint")) {
       if (config.prediction.move_pixels == 0) {
         prediction.fail(prediction.field_path("paint"), "needs move_pixels");
@@ -360,6 +367,9 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
         out["prediction"]["choice_temperature"] = config.prediction.choice_temperature;
         out["prediction"]["choice_floor"] = config.prediction.choice_floor;
         out["prediction"]["draw_per_patch"] = config.prediction.draw_per_patch;
+      }
+      if (choice == MoveChoice::kNewGround) {
+        out["prediction"]["uncovered_ground"] = config.prediction.uncovered_ground;
       }
     }
   }

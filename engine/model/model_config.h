@@ -63,6 +63,9 @@ struct PredictionConfig {
   std::string choice_temperature_problem(double temperature) const;
   // Note [Choice draw] (prediction.h): the pixels of a patch share their draw.
   bool draw_per_patch = false;
+  // Note [Uncovered ground] (prediction.h): new ground is also where a pixel's source moves
+  // otherwise (the ground a still sprite uncovers). Needs move_choice "new_ground".
+  bool uncovered_ground = false;
   // Note [Painted pixels] (prediction.h): with `"paint": true` every colour of the model's
   // palette is one more choice after the moves ("paint this colour"); this is their count.
   int paint_colours = 0;

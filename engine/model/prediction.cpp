@@ -66,12 +66,46 @@ at::Tensor drawn_paint(const at::Tensor& paint, const at::Tensor& reach) {
   return PredictionConfig::kMoves + below.sum(2).clamp_max(paint.size(2) - 1);
 }
 
+// `x` ([B, F, ..., H, W]) read at p + steps·o_j for each move j (Note [Moved reference]'s
+// offsets o_j of m pixels): [B, F, 5, ..., H, W], `fill` where that lies past the border.
+at::Tensor read_moved(const at::Tensor& x, int64_t steps, int64_t m, double fill) {
+  const int64_t s = steps * m, h = x.size(-2), w = x.size(-1);
+  const at::Tensor padded = at::constant_pad_nd(x, {s, s, s, s}, fill);
+  const int64_t offsets[PredictionConfig::kMoves][2] = {{0, 0}, {-s, 0}, {s, 0}, {0, -s}, {0, s}};
+  std::vector<at::Tensor> moved;
+  for (const auto& o : offsets) {
+    moved.push_back(padded.slice(-2, s + o[0], s + o[0] + h).slice(-1, s + o[1], s + o[1] + w));
+  }
+  return at::stack(moved, 2);
+}
+
+// Note [Uncovered ground]: the pixels that move and whose source is past the border or a still
+// pixel that, moved the same way, would have shown another colour.
+at::Tensor uncovered_pixels(const at::Tensor& likeliest, const at::Tensor& previous, int64_t m) {
+  // [B, F, 1, H, W] each pixel's move k; the source q = p + o_k's own move, and the colours at q
+  // and at q + o_k (NaN past the border, so that they never compare equal).
+  const at::Tensor source_move = read_moved(likeliest.squeeze(2), 1, m, -1).gather(2, likeliest);
+  const at::Tensor k = likeliest.unsqueeze(3).expand({-1, -1, -1, previous.size(2), -1, -1});
+  const at::Tensor prev = previous.to(at::kFloat);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const at::Tensor at_source = read_moved(prev, 1, m, nan).gather(2, k).squeeze(2);
+  const at::Tensor beyond = read_moved(prev, 2, m, nan).gather(2, k).squeeze(2);
+  const at::Tensor would_change =
+      (at_source - beyond).abs().gt(1e-3).logical_or(at::isnan(at_source - beyond));
+  const at::Tensor outside = source_move.lt(0).squeeze(2);
+  const at::Tensor still = source_move.eq(0).squeeze(2) & would_change.any(2);
+  return likeliest.squeeze(2).gt(0) & (outside | still);
+}
+
 }  // namespace
 
-at::Tensor new_ground_pixels(const at::Tensor& move_logits, int move_pixels) {
+at::Tensor new_ground_pixels(const at::Tensor& move_logits, int move_pixels,
+                             const at::Tensor& previous) {
   constexpr int64_t moves = PredictionConfig::kMoves;
   const int64_t b = move_logits.size(0), f = move_logits.size(1), h = move_logits.size(3),
                 w = move_logits.size(4), m = move_pixels;
+  const at::Tensor likeliest = move_logits.slice(2, 0, moves).argmax(2, /*keepdim=*/true);
+  if (previous.defined()) return uncovered_pixels(likeliest, previous, m);
   // Which pixels each move takes from past the border (Note [Moved reference]'s offsets): the
   // top rows for the move from above, and so on; "as it is" none.
   const at::Tensor outside = at::zeros({moves, h, w}, move_logits.options().dtype(at::kFloat));
@@ -79,7 +113,6 @@ at::Tensor new_ground_pixels(const at::Tensor& move_logits, int move_pixels) {
   outside.select(0, 2).slice(0, std::max<int64_t>(h - m, 0)).fill_(1.0);
   outside.select(0, 3).slice(1, 0, std::min(m, w)).fill_(1.0);
   outside.select(0, 4).slice(1, std::max<int64_t>(w - m, 0)).fill_(1.0);
-  const at::Tensor likeliest = move_logits.slice(2, 0, moves).argmax(2, /*keepdim=*/true);
   return outside.view({1, 1, moves, h, w})
       .expand({b, f, moves, h, w})
       .gather(2, likeliest)
@@ -88,7 +121,7 @@ at::Tensor new_ground_pixels(const at::Tensor& move_logits, int move_pixels) {
 }
 
 at::Tensor choice_index(const at::Tensor& logits, MoveChoice how, const at::Tensor& draw,
-                        int move_pixels) {
+                        int move_pixels, const at::Tensor& uncovered_in) {
   constexpr int64_t moves = PredictionConfig::kMoves;
   if (how != MoveChoice::kSample && how != MoveChoice::kNewGround) return logits.argmax(2);
   // The moves are never drawn (Note [Painted pixels]). When a floor left every move out, all
@@ -103,8 +136,8 @@ at::Tensor choice_index(const at::Tensor& logits, MoveChoice how, const at::Tens
     // drawn among the paints alone.
     if (move_pixels <= 0) throw Error("prediction", "new ground needs the moves' step");
     const at::Tensor paint = at::softmax(logits.slice(2, moves).to(at::kFloat), 2);
-    return at::where(new_ground_pixels(logits, move_pixels), drawn_paint(paint, draw.select(2, 1)),
-                     likeliest_move);
+    return at::where(new_ground_pixels(logits, move_pixels, uncovered_in),
+                     drawn_paint(paint, draw.select(2, 1)), likeliest_move);
   }
   const at::Tensor p = at::softmax(logits.to(at::kFloat), 2);
   const at::Tensor paint = p.slice(2, moves);
@@ -160,7 +193,9 @@ at::Tensor moved_reference(const at::Tensor& previous, const at::Tensor& logits,
   const at::Tensor moves = move_choices(previous, move_pixels);
   const at::Tensor paint = paint_of(logits, choice);
   if (how == MoveChoice::kMix) return mix_of(moves, paint, logits);
-  return pick(moves, paint, choice_index(logits, how, choice.draw, move_pixels));
+  return pick(moves, paint,
+              choice_index(logits, how, choice.draw, move_pixels,
+                           choice.uncovered_ground ? previous : at::Tensor()));
 }
 
 at::Tensor straight_through_reference(const at::Tensor& previous, const at::Tensor& logits,
@@ -199,7 +234,8 @@ at::Tensor velocity_from_output(const PredictionConfig& prediction, const at::Te
                                prediction.choice_temperature, prediction.choice_floor)},
                 2);
     const at::Tensor index =
-        choice_index(logits, MoveChoice::kNewGround, choice.draw, prediction.move_pixels);
+        choice_index(logits, MoveChoice::kNewGround, choice.draw, prediction.move_pixels,
+                     prediction.uncovered_ground ? reference : at::Tensor());
     r = pick(move_choices(reference, prediction.move_pixels), paint_of(logits, choice), index);
     corrected = correction * (index < PredictionConfig::kMoves).unsqueeze(2);
   } else if (prediction.move_pixels > 0) {

@@ -78,6 +78,22 @@ namespace wc::model {
 // draws are per pixel by default: grass then comes with tufts as scattered single pixels, and
 // where the model is unsure between grass and water the strip is a mix of both.
 
+// Note [Uncovered ground]
+// Ten thousand frames of play turned every world into a field of grass with a column of sprite
+// copies above the player, and a sprite that flickered at rest (session 15: all of the idle
+// probe's change at the end lay in the sprite's 24 x 24 pixels). Walking, the ground behind the
+// sprite comes out from under it: those pixels' likeliest move is the scroll, but their source
+// is the sprite, which stays, so the scroll copies the sprite's edge into the world, and the
+// correction does not always erase it. Past the border the source is unknown; behind the sprite
+// (or the HUD) it is known to be the wrong thing. With `prediction.uncovered_ground` both are new
+// ground, found from the model's own moves, not the game's overlays: a pixel that moves is
+// uncovered when its source q is past the border, or stays while, moved the same way, it would
+// have shown another colour (the previous frame differs at q and one more step on). The colour
+// test matters: in plain grass every move shows the same colour, the likeliest moves of
+// neighbours disagree at random, and a first rule without it ("the source moves otherwise")
+// painted speckle all over a walk (H200, session 15). Idle frames stay as they are: no pixel
+// moves.
+
 // Note [Choice draw]
 // A sampled choice takes its two uniforms per pixel (paint or move; which paint) from the block's
 // own starting noise (channels 0 and 1, through the normal CDF: `choice_draw`), not from a
@@ -106,6 +122,7 @@ at::Tensor shaped_logits(const at::Tensor& logits, double temperature, double fl
 struct ChoiceInputs {
   at::Tensor paint;  // [K, C] the palette's colours, float32 (Note [Painted pixels]); or undefined
   at::Tensor draw;   // [B, F, 2, H, W] two uniforms in [0, 1] per pixel, for MoveChoice::kSample
+  bool uncovered_ground = false;  // new ground includes uncovered ground (Note [Uncovered ground])
 };
 
 // Each pixel's two uniforms for a sampled choice, from standard normal `noise` [B, F, C, H, W]
@@ -145,15 +162,17 @@ at::Tensor moved_reference(const at::Tensor& previous, const at::Tensor& logits,
 // Each pixel's chosen index among the 5 + K choices ([B, F, H, W], int64): the argmax, or with a
 // draw (Note [Painted pixels]) a paint with the paints' total probability, by inverse CDF among
 // them, and otherwise the likeliest move; or for new ground (Note [New ground]) the likeliest
-// move, and where it reaches past the border (moves of `move_pixels`) a paint drawn among the
-// paints alone.
+// move, and where it reaches past the border (moves of `move_pixels`; given the previous frame
+// `uncovered_in`, also on uncovered ground) a paint drawn among the paints alone.
 at::Tensor choice_index(const at::Tensor& logits, MoveChoice how, const at::Tensor& draw,
-                        int move_pixels = 0);
+                        int move_pixels = 0, const at::Tensor& uncovered_in = {});
 
 // The pixels whose likeliest move (of `move_logits` [B, F, >= 5, H, W], the first five are the
 // moves) takes them from past the frame's border: the ground a scroll brings in ([B, F, H, W]
-// bool; Note [New ground]).
-at::Tensor new_ground_pixels(const at::Tensor& move_logits, int move_pixels);
+// bool; Note [New ground]). Given the frame the moves read, `previous` ([B, F, C, H, W]), also
+// the ground a still thing uncovers (Note [Uncovered ground]).
+at::Tensor new_ground_pixels(const at::Tensor& move_logits, int move_pixels,
+                             const at::Tensor& previous = {});
 
 // Note [Straight-through moves]
 // Training mixes the choices (every choice needs a gradient) while play takes the sharpest, so the

@@ -8,7 +8,8 @@
 namespace wc::train {
 
 at::Tensor new_ground_loss(const at::Tensor& logits, const at::Tensor& target,
-                           const at::Tensor& paint, int move_pixels) {
+                           const at::Tensor& paint, int move_pixels,
+                           const at::Tensor& uncovered_in) {
   constexpr int64_t moves = model::PredictionConfig::kMoves;
   if (!paint.defined() || logits.size(2) != moves + paint.size(0)) {
     throw Error("new ground", "the output has " + std::to_string(logits.size(2) - moves) +
@@ -17,7 +18,8 @@ at::Tensor new_ground_loss(const at::Tensor& logits, const at::Tensor& target,
                                   " paint colours were given (Note [New ground likelihood])");
   }
   const at::Tensor shows = showing_paints(target, paint);
-  const at::Tensor scored = model::new_ground_pixels(logits.detach(), move_pixels) & shows.any(2);
+  const at::Tensor scored =
+      model::new_ground_pixels(logits.detach(), move_pixels, uncovered_in) & shows.any(2);
   return showing_nll(logits.slice(2, moves), shows, scored).sum() / scored.sum().clamp_min(1);
 }
 

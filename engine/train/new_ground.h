@@ -28,9 +28,12 @@ namespace wc::train {
 
 // The mean over the new-ground pixels of `logits` ([B, F, 5 + K, H, W], moves then paints) of
 // −log Σ softmax(paint logits)_k over the paints k of `target`'s colour (target [B, F, C, H, W] in
-// [−1, 1], paint [K, C]), float32. 0 where no pixel is new ground.
+// [−1, 1], paint [K, C]), float32. 0 where no pixel is new ground. Given the frame the moves
+// read (`uncovered_in`, like target), new ground includes the ground a still thing uncovers, as
+// play paints it (Note [Uncovered ground]).
 at::Tensor new_ground_loss(const at::Tensor& logits, const at::Tensor& target,
-                           const at::Tensor& paint, int move_pixels);
+                           const at::Tensor& paint, int move_pixels,
+                           const at::Tensor& uncovered_in = {});
 
 // The weights a "new_ground" step may not change, and their values to restore: every parameter
 // but the output head's projection, whose rows before the paint logits' are kept too. Decoupled

@@ -477,8 +477,12 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
     if (frozen) {
       const at::Tensor output =
           model->forward_masked(batch.input, mask).slice(1, batch.noisy_first);
-      loss = new_ground_loss(output.slice(2, model_config.channels), clean_noisy, choices.paint,
-                             model_config.prediction.move_pixels);
+      loss = new_ground_loss(
+          output.slice(2, model_config.channels), clean_noisy, choices.paint,
+          model_config.prediction.move_pixels,
+          model_config.prediction.uncovered_ground
+              ? model::previous_frame_reference(batch.history, model_config.frames_per_block)
+              : at::Tensor());
     } else {
       loss = full_loss(*model, batch, clips, mask, choices, config, clean_noisy);
     }

@@ -314,6 +314,22 @@ TEST(ModelGpu, NewGroundOnCudaMatchesTheCpu) {
   EXPECT_GE((cpu == cuda).to(at::kFloat).mean().item<double>(), 0.999);
 }
 
+// Uncovered ground (Note [Uncovered ground]) on CUDA against the CPU on the same fresh random
+// logits and a frame of few colours.
+TEST(ModelGpu, UncoveredGroundOnCudaMatchesTheCpu) {
+  REQUIRE_CUDA();
+  at::manual_seed(64);
+  at::Tensor logits = at::randn({2, 4, 5 + 26, 64, 64});
+  for (int f = 0; f < 4; ++f) logits.select(1, f).select(1, 1 + f) += 3.0;  // mostly one scroll
+  const at::Tensor previous =
+      at::randint(3, {2, 4, 1, 64, 64}).to(at::kFloat).expand({-1, -1, 3, -1, -1}) - 1.0;
+  const at::Tensor cpu = new_ground_pixels(logits, 8, previous);
+  const at::Tensor cuda =
+      new_ground_pixels(logits.to(at::kCUDA), 8, previous.to(at::kCUDA)).to(at::kCPU);
+  EXPECT_GT((cpu & new_ground_pixels(logits, 8).logical_not()).sum().item<int64_t>(), 1000);
+  EXPECT_TRUE(at::equal(cpu, cuda));
+}
+
 // The drawn choice on CUDA against the CPU's on the same fresh random logits and noise: the
 // same index wherever a draw is not within rounding of a boundary.
 TEST(ModelGpu, PaintedDrawsOnCudaMatchTheCpu) {

@@ -282,6 +282,27 @@ TEST(ModelConfig, NewGroundDrawsAmongPaintsAndNeedsThem) {
   EXPECT_EQ(bundled.prediction.paint_colours, 26);
 }
 
+// Note [Uncovered ground]: read and written back; refused for any choice but new ground.
+TEST(ModelConfig, UncoveredGroundIsPartOfNewGround) {
+  nlohmann::json json = game_small_json();
+  json["prediction"] = {
+      {"reference", "previous_frame"}, {"spread", 0.5}, {"move_pixels", 8},
+      {"move_choice", "new_ground"},   {"paint", true}, {"uncovered_ground", true}};
+  json["palette"] = {{"colours", {"#000000", "#ffffff"}}, {"snap", true}};
+  const ModelConfig config = parse_model_config(json, "cfg.json");
+  EXPECT_TRUE(config.prediction.uncovered_ground);
+  EXPECT_TRUE(
+      parse_model_config(model_config_to_json(config), "again").prediction.uncovered_ground);
+  json["prediction"]["uncovered_ground"] = "yes";
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'prediction.uncovered_ground'"));
+  json["prediction"]["uncovered_ground"] = true;
+  json["prediction"]["move_choice"] = "sample";
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'prediction.uncovered_ground': needs move_choice "
+                        "\"new_ground\""));
+}
+
 // Note [Palette snap]: absent unless surveyed, "#rrggbb" colours read and written back, snap off
 // keeps the colours but plays without them, and each bad colour is named by its index.
 TEST(ModelConfig, PaletteParsesRoundTripsAndNamesBadColours) {

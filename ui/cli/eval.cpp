@@ -22,6 +22,7 @@
 #include "engine/model/palette.h"
 #include "ui/cli/command.h"
 #include "ui/model_source.h"
+#include "ui/screenshot.h"
 
 namespace wc::cli {
 namespace {
@@ -42,6 +43,7 @@ struct EvalCliOptions {
   std::string metrics = "all";
   std::vector<std::string> settings;  // NAME=JSON
   std::string json_path;
+  std::string frames_dir;
   bool strict = false;
   bool quiet = false;
   eval::EvalOptions eval;  // counts and policies are bound straight to it
@@ -151,6 +153,14 @@ void run_eval_command(EvalCliOptions& options) {
       std::fprintf(stderr, "[%7.1f s] %s\n", clock->elapsed_ms() / 1000.0, line.c_str());
     };
   }
+  if (!options.frames_dir.empty()) {
+    fs::create_directories(options.frames_dir);
+    eval.keep_frame = [dir = options.frames_dir](const std::string& name, const at::Tensor& frame) {
+      const at::Tensor rgba = frame.contiguous();
+      ui::write_png((fs::path(dir) / (name + ".png")).string(), static_cast<int>(rgba.size(1)),
+                    static_cast<int>(rgba.size(0)), rgba.data_ptr<uint8_t>());
+    };
+  }
   const nlohmann::json report = eval::run_eval(eval);
   std::printf("%s", eval::format_eval_report(report).c_str());
   if (!options.json_path.empty()) {
@@ -241,6 +251,8 @@ const bool kRegistered = register_command("eval", [](CLI::App& app) {
   cmd->add_option("--max-shift", e.max_shift, "Phase-correlation search radius (pixels)")
       ->capture_default_str();
   cmd->add_option("--json", options->json_path, "Write the report as JSON to FILE");
+  cmd->add_option("--frames-dir", options->frames_dir,
+                  "Write the stability probes (generated and true frames) as PNG into DIR");
   cmd->add_flag("--strict", options->strict, "Exit 1 when a check misses its target");
   cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr");
   cmd->callback([options] { run_eval_command(*options); });
