@@ -1,6 +1,7 @@
 // See stability.h.
 #include "engine/eval/stability.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -13,6 +14,7 @@
 #include "engine/eval/player_actions.h"
 #include "engine/eval/psnr.h"
 #include "engine/eval/reference_run.h"
+#include "engine/game/game.h"
 #include "engine/game/render.h"
 
 namespace wc::eval {
@@ -35,6 +37,23 @@ double mean_detail(const std::vector<at::Tensor>& frames) {
   double sum = 0.0;
   for (const at::Tensor& frame : frames) sum += mean_gradient(frame);
   return sum / static_cast<double>(frames.size());
+}
+
+// Of the probe's idle change (squared difference of frames 1..M−1 from frame 0), the share that
+// lies inside the game's screen-fixed overlays (the sprite and the HUD); null when nothing changed.
+nlohmann::json change_in_overlays(const std::vector<at::Tensor>& frames) {
+  const int64_t h = frames[0].size(0), w = frames[0].size(1);
+  at::Tensor inside = at::zeros({h, w}, at::kBool);
+  for (const game::PixelRect& r : game::screen_overlays(static_cast<int>(w), static_cast<int>(h)))
+    inside.slice(0, std::max(r.y, 0), std::min<int64_t>(r.y + r.height, h))
+        .slice(1, std::max(r.x, 0), std::min<int64_t>(r.x + r.width, w))
+        .fill_(true);
+  at::Tensor change = at::zeros({h, w}, at::kDouble);
+  for (size_t i = 1; i < frames.size(); ++i)
+    change += (rgb_planes(frames[i]) - rgb_planes(frames[0])).pow(2).sum(0);
+  const double total = change.sum().item<double>();
+  if (total <= 0.0) return nullptr;
+  return change.masked_select(inside).sum().item<double>() / total;
 }
 
 std::vector<double> mean_rgb(const std::vector<at::Tensor>& frames) {
@@ -159,6 +178,8 @@ nlohmann::json eval_stability(const EvalOptions& options) {
       {"idle_psnr_vs_truth_start_db", vs_truth},
       {"detail_ratio", start_detail > 0.0 ? nlohmann::json(mean_detail(end.frames) / start_detail)
                                           : nlohmann::json(nullptr)},
+      {"idle_change_in_overlays_start", change_in_overlays(start.frames)},
+      {"idle_change_in_overlays_end", change_in_overlays(end.frames)},
       {"mean_rgb_start", mean_rgb(start.frames)},
       {"mean_rgb_end", mean_rgb(end.frames)},
       {"rollout_fps",

@@ -28,7 +28,10 @@ namespace wc::eval {
 // of one place read 34.9 or 32.4 dB depending on that phase). The reference game's own idle
 // self-PSNR at both probes is reported as context ("truth_*"); the model's end scene is whatever it
 // generated. Two more drift signals: "detail_ratio" (mean luma gradient magnitude at the end over
-// the start: < 1 means blur, > 1 noise) and the mean RGB of both probes. Also
+// the start: < 1 means blur, > 1 noise), the share of each probe's idle change inside the game's
+// screen-fixed overlays ("idle_change_in_overlays_*": the sprite and HUD, which should not change
+// at rest; in the shipped model's end probes it was all of it, session 15) and the mean RGB of
+// both probes. With EvalOptions::keep_frame set, both probes are handed over as frames. Also
 // "idle_psnr_vs_truth_start_db": the start probe against the true frames, the one point where the
 // truth is known.
 nlohmann::json eval_stability(const EvalOptions& options);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -107,9 +108,9 @@ TEST_F(EvalCli, WritesAReportWithEveryField) {
   const Json& stability = report["stability"];
   EXPECT_TRUE(stability["finite"].get<bool>());
   EXPECT_EQ(stability["non_finite_blocks"].get<int>(), 0);
-  for (const char* key :
-       {"idle_self_psnr_start_db", "idle_self_psnr_end_db", "delta_db", "within_1db",
-        "truth_idle_self_psnr_start_db", "detail_ratio", "mean_rgb_end"}) {
+  for (const char* key : {"idle_self_psnr_start_db", "idle_self_psnr_end_db", "delta_db",
+                          "within_1db", "truth_idle_self_psnr_start_db", "detail_ratio",
+                          "mean_rgb_end", "idle_change_in_overlays_end"}) {
     EXPECT_TRUE(stability.contains(key)) << key;
   }
 
@@ -159,6 +160,39 @@ TEST_F(EvalCli, GameSourceScoresTheCeiling) {
   EXPECT_EQ(report["source"], "game");
   EXPECT_EQ(report["responsiveness"]["share"].get<double>(), 1.0);
   EXPECT_EQ(report["idle"]["psnr_db"].get<double>(), 100.0);
+}
+
+// --frames-dir: both stability probes, generated and true, as PNG. The game as the model is its
+// own truth, so each probe frame is the true one byte for byte, and at rest nothing in its
+// sprite or HUD changes.
+TEST_F(EvalCli, StabilityProbesComeOutAsPng) {
+  const Result result = run_worldcast(
+      "eval --source game --seeds 1 --metrics stability --stability-frames 8 --stability-probe 3"
+      " --quiet --frames-dir '" +
+      path("frames") + "' --json '" + path("stability.json") + "'");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto bytes = [&](const std::string& name) {
+    std::ifstream in(dir_ / "frames" / (name + ".png"), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  for (const char* probe : {"start", "end"}) {
+    for (int i = 0; i < 3; ++i) {
+      const std::string name = std::string("stability_") + probe + "_0" + std::to_string(i);
+      ASSERT_TRUE(fs::exists(dir_ / "frames" / (name + ".png"))) << name;
+      EXPECT_GT(bytes(name).size(), 100u) << name;
+      EXPECT_EQ(bytes(name),
+                bytes(std::string("stability_") + probe + "_truth_0" + std::to_string(i)))
+          << name;
+    }
+  }
+  std::ifstream in(path("stability.json"));
+  const Json s = Json::parse(in)["stability"];
+  for (const char* key : {"idle_change_in_overlays_start", "idle_change_in_overlays_end"}) {
+    ASSERT_TRUE(s.contains(key)) << key;
+    if (!s[key].is_null()) {
+      EXPECT_EQ(s[key].get<double>(), 0.0) << key;
+    }
+  }
 }
 
 TEST_F(EvalCli, MissingWeightsNameThePath) {
