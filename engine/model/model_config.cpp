@@ -254,6 +254,14 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
                         "needs move_choice \"new_ground\" (Note [Uncovered ground])");
       }
     }
+    if (prediction.has("stay_bias")) {
+      config.prediction.stay_bias = prediction.number("stay_bias", 0.0, 100.0);
+      if (config.prediction.move_choice != MoveChoice::kSharpest &&
+          config.prediction.move_choice != MoveChoice::kNewGround) {
+        prediction.fail(prediction.field_path("stay_bias"),
+                        "needs move_choice \"sharpest\" or \"new_ground\" (Note [Stay bias])");
+      }
+    }
     if (prediction.has("paint") && prediction.boolean("paint")) {
       if (config.prediction.move_pixels == 0) {
         prediction.fail(prediction.field_path("paint"), "needs move_pixels");
@@ -370,6 +378,9 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
       }
       if (choice == MoveChoice::kNewGround) {
         out["prediction"]["uncovered_ground"] = config.prediction.uncovered_ground;
+      }
+      if (config.prediction.stay_bias != 0.0) {
+        out["prediction"]["stay_bias"] = config.prediction.stay_bias;
       }
     }
   }

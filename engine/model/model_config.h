@@ -66,6 +66,9 @@ struct PredictionConfig {
   // Note [Uncovered ground] (prediction.h): new ground is also where a pixel's source moves
   // otherwise (the ground a still sprite uncovers). Needs move_choice "new_ground".
   bool uncovered_ground = false;
+  // Note [Stay bias] (prediction.h): added to the logit of "as it is" before the likeliest move
+  // is taken, in play. Needs move_choice "sharpest" or "new_ground".
+  double stay_bias = 0.0;
   // Note [Painted pixels] (prediction.h): with `"paint": true` every colour of the model's
   // palette is one more choice after the moves ("paint this colour"); this is their count.
   int paint_colours = 0;

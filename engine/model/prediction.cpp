@@ -206,6 +206,14 @@ at::Tensor straight_through_reference(const at::Tensor& previous, const at::Tens
   return pick(moves, paint, logits.argmax(2)) + (mix - mix.detach());
 }
 
+at::Tensor with_stay_bias(const at::Tensor& logits, double stay_bias) {
+  at::Tensor biased = logits.to(at::kFloat);
+  if (stay_bias == 0.0) return biased;
+  if (biased.data_ptr() == logits.data_ptr()) biased = biased.clone();
+  biased.select(2, 0).add_(stay_bias);
+  return biased;
+}
+
 at::Tensor velocity_from_output(const PredictionConfig& prediction, const at::Tensor& output,
                                 const at::Tensor& x_t, const at::Tensor& t,
                                 const at::Tensor& reference, const ChoiceInputs& choice) {
@@ -229,7 +237,7 @@ at::Tensor velocity_from_output(const PredictionConfig& prediction, const at::Te
     // Note [New ground]: the paints are shaped among themselves, and a painted pixel is its colour.
     const at::Tensor raw = output.slice(2, channels);
     const at::Tensor logits =
-        at::cat({raw.slice(2, 0, PredictionConfig::kMoves).to(at::kFloat),
+        at::cat({with_stay_bias(raw.slice(2, 0, PredictionConfig::kMoves), prediction.stay_bias),
                  shaped_logits(raw.slice(2, PredictionConfig::kMoves),
                                prediction.choice_temperature, prediction.choice_floor)},
                 2);
@@ -243,6 +251,8 @@ at::Tensor velocity_from_output(const PredictionConfig& prediction, const at::Te
         prediction.move_choice == MoveChoice::kSample
             ? shaped_logits(output.slice(2, channels), prediction.choice_temperature,
                             prediction.choice_floor)
+        : prediction.move_choice == MoveChoice::kSharpest
+            ? with_stay_bias(output.slice(2, channels), prediction.stay_bias)
             : output.slice(2, channels);
     r = moved_reference(reference, logits, prediction.move_pixels, prediction.move_choice, choice);
   }

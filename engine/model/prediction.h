@@ -94,6 +94,19 @@ namespace wc::model {
 // painted speckle all over a walk (H200, session 15). Idle frames stay as they are: no pixel
 // moves.
 
+// Note [Stay bias]
+// The sprite decays at rest and on the move within a few hundred frames of play (session 15):
+// pixels at its edge take the scroll when they should stay, so grass creeps into its head and its
+// edge is copied into the world. Where a pixel's likeliest move wins narrowly, staying is the
+// cheaper mistake: in plain ground every move shows the same colour, and on the screen-fixed
+// sprite and HUD staying is right. `prediction.stay_bias` adds b to the logit of "as it is" before
+// the likeliest move is taken ("sharpest" and "new_ground"), a prior in favour of staying, for play
+// only (training's gradient pass mixes). b = 0 is off.
+
+// The move logits ([B, F, >= 5, H, W]) as float32, with `stay_bias` added to "as it is" (Note
+// [Stay bias]); never writes into `logits`.
+at::Tensor with_stay_bias(const at::Tensor& logits, double stay_bias);
+
 // Note [Choice draw]
 // A sampled choice takes its two uniforms per pixel (paint or move; which paint) from the block's
 // own starting noise (channels 0 and 1, through the normal CDF: `choice_draw`), not from a
