@@ -303,6 +303,27 @@ TEST(ModelConfig, UncoveredGroundIsPartOfNewGround) {
                         "\"new_ground\""));
 }
 
+// Note [Stay bias]: read and written back; refused for a mixed or drawn choice and out of range.
+TEST(ModelConfig, StayBiasNeedsTheLikeliestMove) {
+  nlohmann::json json = game_small_json();
+  json["prediction"] = {{"reference", "previous_frame"},
+                        {"spread", 0.5},
+                        {"move_pixels", 8},
+                        {"move_choice", "sharpest"},
+                        {"stay_bias", 0.75}};
+  const ModelConfig config = parse_model_config(json, "cfg.json");
+  EXPECT_EQ(config.prediction.stay_bias, 0.75);
+  EXPECT_EQ(parse_model_config(model_config_to_json(config), "again").prediction.stay_bias, 0.75);
+  json["prediction"]["stay_bias"] = -1;
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'prediction.stay_bias'"));
+  json["prediction"]["stay_bias"] = 0.5;
+  json["prediction"]["move_choice"] = "mix";
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'prediction.stay_bias': needs move_choice "
+                        "\"sharpest\" or \"new_ground\""));
+}
+
 // Note [Palette snap]: absent unless surveyed, "#rrggbb" colours read and written back, snap off
 // keeps the colours but plays without them, and each bad colour is named by its index.
 TEST(ModelConfig, PaletteParsesRoundTripsAndNamesBadColours) {
