@@ -21,6 +21,7 @@ struct InferenceCommand {
     kSetFrameRate,          // `value` frames per second (Note [Game frame rate]); 0: the display's
     kSetPaletteSnap,        // `value` 1: snap to the palette, 0: raw frames (Note [Palette snap])
     kSetChoiceTemperature,  // `value`: drawn choices' temperature (Note [Choice temperature])
+    kSetStayBias,           // `value`: the bias toward "as it is" (Note [Stay bias])
   };
   Kind kind = Kind::kTogglePause;
   uint64_t seed = 0;
@@ -50,6 +51,9 @@ struct InferenceCommand {
   }
   static InferenceCommand set_choice_temperature(double temperature) {
     return {Kind::kSetChoiceTemperature, 0, {}, {}, temperature};
+  }
+  static InferenceCommand set_stay_bias(double bias) {
+    return {Kind::kSetStayBias, 0, {}, {}, bias};
   }
 };
 

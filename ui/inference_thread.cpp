@@ -189,6 +189,15 @@ void InferenceThread::apply_one(const InferenceCommand& command) {
       }
       break;
     }
+    case Kind::kSetStayBias: {
+      need_policy("stay bias");
+      control_->set_stay_bias(command.value);
+      error_.clear();
+      if (recorder_) {
+        recorder_->note_change(source_.frame_index(), "stay bias " + std::to_string(command.value));
+      }
+      break;
+    }
     case Kind::kSetChoiceTemperature: {
       need_policy("choice temperature");
       control_->set_choice_temperature(command.value);
@@ -274,6 +283,7 @@ void InferenceThread::start_recording(const std::string& dir) {
     // Live toggles may have left the snap other than the command line's choice.
     if (control_->has_palette()) meta["palette_snap"] = control_->palette_snap();
     if (control_->draws_choices()) meta["choice_temperature"] = control_->choice_temperature();
+    if (control_->takes_likeliest_move()) meta["stay_bias"] = control_->stay_bias();
   }
   recorder_ = std::make_unique<SessionRecorder>(dir, std::move(meta));
   record_note_.clear();

@@ -90,6 +90,11 @@ ModelSource make_model_source(const ModelSourceOptions& options) {
     if (!problem.empty()) throw Error("--choice-temperature", problem);
     config.prediction.choice_temperature = options.choice_temperature;
   }
+  if (options.stay_bias >= 0.0) {
+    const std::string problem = config.prediction.stay_bias_problem(options.stay_bias);
+    if (!problem.empty()) throw Error("--stay-bias", problem);
+    config.prediction.stay_bias = options.stay_bias;
+  }
   const at::Device device = resolve_device(options.device);
   source.device = device.str();
   rollout::SessionOptions session_options;
@@ -146,6 +151,8 @@ PolicyRunStats SessionControl::run_stats() const {
   run.palette_snap = session_.palette_snap();
   run.draws_choices = session_.draws_choices();
   run.choice_temperature = session_.choice_temperature();
+  run.takes_likeliest_move = session_.takes_likeliest_move();
+  run.stay_bias = session_.stay_bias();
   run.policy = stats.policy;
   return run;
 }
@@ -176,6 +183,15 @@ double SessionControl::choice_temperature() const {
 }
 void SessionControl::set_choice_temperature(double temperature) {
   session_.set_choice_temperature(temperature);
+}
+bool SessionControl::takes_likeliest_move() const {
+  return session_.takes_likeliest_move();
+}
+double SessionControl::stay_bias() const {
+  return session_.stay_bias();
+}
+void SessionControl::set_stay_bias(double bias) {
+  session_.set_stay_bias(bias);
 }
 
 }  // namespace wc::ui

@@ -34,6 +34,8 @@ struct ModelSourceOptions {
   std::string palette_snap = "config";
   // Note [Choice temperature]: the drawn choices' temperature; 0 keeps the config's.
   double choice_temperature = 0.0;
+  // Note [Stay bias]: the bias toward "as it is"; negative keeps the config's.
+  double stay_bias = -1.0;
 };
 
 struct ModelSource {
@@ -70,6 +72,9 @@ class SessionControl final : public PolicyControl {
   bool draws_choices() const override;
   double choice_temperature() const override;
   void set_choice_temperature(double temperature) override;
+  bool takes_likeliest_move() const override;
+  double stay_bias() const override;
+  void set_stay_bias(double bias) override;
 
  private:
   rollout::Session& session_;

@@ -111,6 +111,20 @@ void draw_choice_temperature(const LiveStats& stats, PanelModel& model) {
   }
 }
 
+// Note [Stay bias], live: only a model that takes each pixel's likeliest move shows the slider.
+void draw_stay_bias(const LiveStats& stats, PanelModel& model) {
+  if (!stats.run.takes_likeliest_move) return;
+  float bias = static_cast<float>(stats.run.stay_bias);
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.6f);
+  if (ImGui::SliderFloat("stay bias", &bias, 0.0f, 3.0f, "%.2f")) model.set_stay_bias(bias);
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip(
+        "How much likelier a pixel stays as it is than its move says (Note [Stay bias]): "
+        "higher keeps the sprite whole over long play, but strands dots of the world and "
+        "scrolls less");
+  }
+}
+
 void draw_heads_and_cache(const LiveStats& stats, const PanelModel& model) {
   const attention::PolicyStats& policy = stats.run.policy;
   draw_head_map(stats);
@@ -230,6 +244,7 @@ PanelRequests draw_control_window(const PanelView& view, const LiveStats* stats,
     draw_policy(*stats, model);
     draw_palette_snap(*stats, model);
     draw_choice_temperature(*stats, model);
+    draw_stay_bias(*stats, model);
     draw_sliders(*stats, model);
   }
   ImGui::PushTextWrapPos(0.0f);

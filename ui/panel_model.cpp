@@ -230,6 +230,10 @@ void PanelModel::set_choice_temperature(double temperature) {
   commands_.push_back(InferenceCommand::set_choice_temperature(temperature));
 }
 
+void PanelModel::set_stay_bias(double bias) {
+  commands_.push_back(InferenceCommand::set_stay_bias(bias));
+}
+
 void PanelModel::toggle_recording(bool recording_now) {
   commands_.push_back(recording_now
                           ? InferenceCommand::stop_recording()

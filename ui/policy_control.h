@@ -42,6 +42,10 @@ struct PolicyRunStats {
   // temperature it draws them at now (the panel's slider shows only when it draws).
   bool draws_choices = false;
   double choice_temperature = 1.0;
+  // Note [Stay bias]: whether play takes each pixel's likeliest move, and the bias toward "as it
+  // is" it takes it with now (the panel's slider shows only when it takes one).
+  bool takes_likeliest_move = false;
+  double stay_bias = 0.0;
   attention::PolicyStats policy;
 };
 
@@ -70,6 +74,11 @@ class PolicyControl {
   virtual bool draws_choices() const = 0;
   virtual double choice_temperature() const = 0;
   virtual void set_choice_temperature(double temperature) = 0;
+  // Note [Stay bias], live, likewise: throws wc::Error for a model that takes no likeliest move
+  // or a bad bias and leaves the game unchanged.
+  virtual bool takes_likeliest_move() const = 0;
+  virtual double stay_bias() const = 0;
+  virtual void set_stay_bias(double bias) = 0;
 };
 
 }  // namespace wc::ui

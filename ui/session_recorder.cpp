@@ -81,6 +81,9 @@ void SessionRecorder::finish(const std::vector<Action>& actions_since_reset,
     if (meta_.contains("choice_temperature") && meta_["choice_temperature"].is_number()) {
       replay += " --choice-temperature " + meta_["choice_temperature"].dump();
     }
+    if (meta_.contains("stay_bias") && meta_["stay_bias"].is_number()) {
+      replay += " --stay-bias " + meta_["stay_bias"].dump();
+    }
     replay += " --headless --seed " + std::to_string(meta_.value("seed", uint64_t{0})) +
               " --actions " + (dir / "actions.txt").string() + " --frames " +
               std::to_string(actions_since_reset.size()) + " --out " + (dir / "replay").string();

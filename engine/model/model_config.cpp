@@ -147,6 +147,19 @@ std::string PredictionConfig::choice_temperature_problem(double temperature) con
   return "";
 }
 
+std::string PredictionConfig::stay_bias_problem(double bias) const {
+  if (!takes_likeliest_move()) {
+    return "the model takes no likeliest move (move_choice \"sharpest\" or \"new_ground\" "
+           "take it; Note [Stay bias])";
+  }
+  if (!(bias >= 0.0 && bias <= kMaxStayBias)) {
+    std::ostringstream message;
+    message << "must be in [0, " << kMaxStayBias << "], got " << bias;
+    return message.str();
+  }
+  return "";
+}
+
 ModelConfig parse_model_config(const nlohmann::json& json, const std::string& file) {
   ObjectReader reader(json, file, "");
   ModelConfig config;
@@ -255,9 +268,9 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
       }
     }
     if (prediction.has("stay_bias")) {
-      config.prediction.stay_bias = prediction.number("stay_bias", 0.0, 100.0);
-      if (config.prediction.move_choice != MoveChoice::kSharpest &&
-          config.prediction.move_choice != MoveChoice::kNewGround) {
+      config.prediction.stay_bias =
+          prediction.number("stay_bias", 0.0, PredictionConfig::kMaxStayBias);
+      if (!config.prediction.takes_likeliest_move()) {
         prediction.fail(prediction.field_path("stay_bias"),
                         "needs move_choice \"sharpest\" or \"new_ground\" (Note [Stay bias])");
       }

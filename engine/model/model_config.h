@@ -69,6 +69,15 @@ struct PredictionConfig {
   // Note [Stay bias] (prediction.h): added to the logit of "as it is" before the likeliest move
   // is taken, in play. Needs move_choice "sharpest" or "new_ground".
   double stay_bias = 0.0;
+  static constexpr double kMaxStayBias = 100.0;
+  // Whether play takes each pixel's likeliest move, where a stay bias applies.
+  bool takes_likeliest_move() const {
+    return move_pixels > 0 &&
+           (move_choice == MoveChoice::kSharpest || move_choice == MoveChoice::kNewGround);
+  }
+  // Why `bias` cannot be this config's stay bias (no likeliest move taken, or out of range), or
+  // "" when it can.
+  std::string stay_bias_problem(double bias) const;
   // Note [Painted pixels] (prediction.h): with `"paint": true` every colour of the model's
   // palette is one more choice after the moves ("paint this colour"); this is their count.
   int paint_colours = 0;

@@ -60,6 +60,14 @@ void BlockSampler::set_choice_temperature(double temperature) {
   forget_recording();
 }
 
+void BlockSampler::set_stay_bias(double bias) {
+  const std::string problem = prediction_.stay_bias_problem(bias);
+  if (!problem.empty()) throw Error("stay bias", problem);
+  if (bias == prediction_.stay_bias) return;
+  prediction_.stay_bias = bias;
+  forget_recording();
+}
+
 void BlockSampler::forget_recording() {
   // The recording holds run_denoise with the old setting, and its key (the policy's) does not
   // say which: a replay would go on with it. A fresh graph and no last key re-record the block

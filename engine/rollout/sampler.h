@@ -91,6 +91,10 @@ class BlockSampler {
   // a change drops the recorded block graph, as a snap change does.
   double choice_temperature() const { return prediction_.choice_temperature; }
   void set_choice_temperature(double temperature);
+  // Note [Stay bias], live, likewise: throws wc::Error for a model that takes no likeliest move
+  // or a bias outside [0, 100].
+  double stay_bias() const { return prediction_.stay_bias; }
+  void set_stay_bias(double bias);
 
  private:
   // Drops the recorded block graph after a setting it baked in changed.

@@ -100,6 +100,7 @@ struct Session::Impl {
   bool host_frames = true;          // see Session::set_host_frames
   bool palette_snap = false;        // see Session::set_palette_snap; every new sampler gets it
   double choice_temperature = 1.0;  // see Session::set_choice_temperature; likewise
+  double stay_bias = 0.0;           // see Session::set_stay_bias; likewise
 
   int frames_per_block() const { return config.frames_per_block; }
 
@@ -153,6 +154,7 @@ struct Session::Impl {
     auto sampler = std::make_unique<BlockSampler>(*model.ptr(), policy, size, options.cuda_graphs);
     sampler->set_palette_snap(palette_snap);
     if (config.prediction.drawn()) sampler->set_choice_temperature(choice_temperature);
+    if (config.prediction.takes_likeliest_move()) sampler->set_stay_bias(stay_bias);
     return sampler;
   }
 
@@ -316,6 +318,7 @@ std::unique_ptr<Session> Session::create(const model::ModelConfig& config,
   impl->shape.dtype = impl->dtype;
   impl->palette_snap = config.palette.active();
   impl->choice_temperature = config.prediction.choice_temperature;
+  impl->stay_bias = config.prediction.stay_bias;
   impl->rollout = impl->make_rollout(seed, policy_name, impl->policy_settings);
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
@@ -469,6 +472,17 @@ double Session::choice_temperature() const {
 void Session::set_choice_temperature(double temperature) {
   impl_->rollout->sampler->set_choice_temperature(temperature);  // throws first if it cannot
   impl_->choice_temperature = temperature;
+}
+
+bool Session::takes_likeliest_move() const {
+  return impl_->config.prediction.takes_likeliest_move();
+}
+double Session::stay_bias() const {
+  return impl_->stay_bias;
+}
+void Session::set_stay_bias(double bias) {
+  impl_->rollout->sampler->set_stay_bias(bias);  // throws first if it cannot
+  impl_->stay_bias = bias;
 }
 
 SessionStats Session::stats() const {

@@ -143,6 +143,12 @@ class Session : public FrameSource {
   bool draws_choices() const;
   double choice_temperature() const;
   void set_choice_temperature(double temperature);
+  // Note [Stay bias], live, likewise: whether play takes each pixel's likeliest move, and the
+  // bias toward "as it is" it takes it with. Throws wc::Error for a model that takes none or a
+  // bias outside [0, 100]; the Session is unchanged then.
+  bool takes_likeliest_move() const;
+  double stay_bias() const;
+  void set_stay_bias(double bias);
 
   SessionStats stats() const;
   attention::AttentionPolicy& policy();

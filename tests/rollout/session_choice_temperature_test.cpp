@@ -30,14 +30,6 @@ std::unique_ptr<Session> make(const model::ModelConfig& config) {
   return Session::create(config, "", "dense", {{"window", 4}}, 5, at::kCPU);
 }
 
-bool same_blocks(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!at::equal(a[i], b[i])) return false;
-  }
-  return true;
-}
-
 TEST(SessionChoiceTemperature, ALiveChangeGivesTheFramesOfTheConfigsChoice) {
   auto live = make(new_ground_config(1.0));
   EXPECT_TRUE(live->draws_choices());

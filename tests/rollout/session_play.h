@@ -19,4 +19,13 @@ inline std::vector<at::Tensor> play(Session& s, int blocks) {
   return out;
 }
 
+// Whether two plays gave the same blocks, bit for bit.
+inline bool same_blocks(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!at::equal(a[i], b[i])) return false;
+  }
+  return true;
+}
+
 }  // namespace wc::rollout

@@ -81,6 +81,24 @@ class LiveModel : public ::testing::Test {
     options.record_meta = {{"command", "worldcast play --source model"}};
     return options;
   }
+  // The stats once the plain tiny model (no palette, no moves) has rejected `command` and played
+  // on; the game must not have failed.
+  std::shared_ptr<const LiveStats> rejected_by_a_plain_model(const InferenceCommand& command) {
+    auto plain = tiny_session("dense", {{"window", 3}});
+    SessionControl control(*plain);
+    HeadlessRenderer renderer(*context_, 16, 16, 16, 16);
+    InferenceOptions options;
+    options.paced = false;
+    InferenceThread inference(*plain, renderer.sink(), &control, options);
+    inference.start();
+    inference.send(command);
+    EXPECT_TRUE(inference.wait_for(
+        [](const LiveStats& s) { return !s.error.empty() && s.frames_produced >= 2; }, kWait));
+    std::shared_ptr<const LiveStats> stats = inference.stats();
+    inference.stop();
+    EXPECT_FALSE(stats->failed);
+    return stats;
+  }
   fs::path dir_;
   std::unique_ptr<vk::Context> context_;
 };
@@ -255,40 +273,61 @@ TEST_F(LiveModel, ChoiceTemperatureCommandReachesTheSession) {
   ASSERT_EQ(meta["changes"].size(), 1u);
   EXPECT_THAT(meta["changes"][0]["what"].get<std::string>(), HasSubstr("choice temperature 0.125"));
 
-  auto plain = tiny_session("dense", {{"window", 3}});
-  SessionControl plain_control(*plain);
-  HeadlessRenderer plain_renderer(*context_, 16, 16, 16, 16);
-  InferenceThread plain_inference(*plain, plain_renderer.sink(), &plain_control, options);
-  plain_inference.start();
-  plain_inference.send(InferenceCommand::set_choice_temperature(0.5));
-  ASSERT_TRUE(plain_inference.wait_for(
-      [](const LiveStats& s) { return !s.error.empty() && s.frames_produced >= 2; }, kWait));
-  const std::shared_ptr<const LiveStats> plain_stats = plain_inference.stats();
-  plain_inference.stop();
-  EXPECT_THAT(plain_stats->error, HasSubstr("the model draws no choices"));
-  EXPECT_FALSE(plain_stats->run.draws_choices);
-  EXPECT_FALSE(plain_stats->failed);
+  const auto plain = rejected_by_a_plain_model(InferenceCommand::set_choice_temperature(0.5));
+  EXPECT_THAT(plain->error, HasSubstr("the model draws no choices"));
+  EXPECT_FALSE(plain->run.draws_choices);
+}
+
+// Note [Stay bias]: the command reaches a model that takes each pixel's likeliest move, the
+// recording starts with its bias in the replay command and notes the change; a model that takes
+// none (the plain velocity) rejects it and plays on.
+TEST_F(LiveModel, StayBiasCommandReachesTheSession) {
+  model::ModelConfig config = wc::testing::tiny_config();
+  config.prediction.previous_frame_skip = true;
+  config.prediction.move_pixels = 4;
+  config.prediction.move_choice = model::PredictionConfig::MoveChoice::kSharpest;
+  config.prediction.stay_bias = 0.5;
+  auto session = Session::create(config, "", "dense", {{"window", 3}}, 11, at::kCPU);
+  SessionControl control(*session);
+  HeadlessRenderer renderer(*context_, 16, 16, 16, 16);
+  const InferenceOptions options = recorded_play_options();
+  InferenceThread inference(*session, renderer.sink(), &control, options);
+  const fs::path record = dir_ / "rec";
+  inference.send(InferenceCommand::start_recording(record.string()));
+  inference.start();
+  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return s.frames_produced >= 2; }, kWait));
+  EXPECT_TRUE(inference.stats()->run.takes_likeliest_move);
+  EXPECT_EQ(inference.stats()->run.stay_bias, 0.5);
+  inference.send(InferenceCommand::set_stay_bias(1.25));
+  ASSERT_TRUE(
+      inference.wait_for([](const LiveStats& s) { return s.run.stay_bias == 1.25; }, kWait));
+  inference.send(InferenceCommand::stop_recording());
+  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return !s.recording; }, kWait));
+  const std::shared_ptr<const LiveStats> stats = inference.stats();
+  inference.stop();
+  EXPECT_TRUE(stats->error.empty()) << stats->error;
+  EXPECT_EQ(session->stay_bias(), 1.25);
+  std::ifstream record_json(record / "record.json");
+  const nlohmann::json meta = nlohmann::json::parse(record_json);
+  EXPECT_EQ(meta["stay_bias"], 0.5);
+  EXPECT_THAT(meta["replay_command"].get<std::string>(), HasSubstr("--stay-bias 0.5"));
+  ASSERT_EQ(meta["changes"].size(), 1u);
+  EXPECT_THAT(meta["changes"][0]["what"].get<std::string>(), HasSubstr("stay bias 1.25"));
+
+  const auto plain = rejected_by_a_plain_model(InferenceCommand::set_stay_bias(0.5));
+  EXPECT_THAT(plain->error, HasSubstr("the model takes no likeliest move"));
+  EXPECT_FALSE(plain->run.takes_likeliest_move);
 }
 
 // A model without a palette rejects the command (the game goes on); so does a source without a
 // policy.
 TEST_F(LiveModel, PaletteSnapWithoutAPaletteIsRejected) {
-  auto session = tiny_session("dense", {{"window", 3}});
-  SessionControl control(*session);
-  HeadlessRenderer renderer(*context_, 16, 16, 16, 16);
-  InferenceOptions options;
-  options.paced = false;
-  InferenceThread inference(*session, renderer.sink(), &control, options);
-  inference.start();
-  inference.send(InferenceCommand::set_palette_snap(true));
-  ASSERT_TRUE(inference.wait_for(
-      [](const LiveStats& s) { return !s.error.empty() && s.frames_produced >= 2; }, kWait));
-  const std::shared_ptr<const LiveStats> stats = inference.stats();
-  inference.stop();
+  const auto stats = rejected_by_a_plain_model(InferenceCommand::set_palette_snap(true));
   EXPECT_THAT(stats->error, HasSubstr("no palette"));
   EXPECT_FALSE(stats->run.has_palette);
   EXPECT_FALSE(stats->run.palette_snap);
-  EXPECT_FALSE(stats->failed);
+  InferenceOptions options;
+  options.paced = false;
 
   auto game = make_game_source(16, 16, 4);
   HeadlessRenderer game_renderer(*context_, 16, 16, 16, 16);

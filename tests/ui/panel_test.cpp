@@ -195,6 +195,15 @@ TEST(PanelModel, ChoiceTemperatureBecomesACommand) {
   EXPECT_EQ(c[0].value, 0.25);
 }
 
+TEST(PanelModel, StayBiasBecomesACommand) {
+  PanelModel model(0, ".");
+  model.set_stay_bias(0.75);
+  const auto c = model.take_commands();
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].kind, Kind::kSetStayBias);
+  EXPECT_EQ(c[0].value, 0.75);
+}
+
 TEST(PanelModel, RecordStartsInAFreshFolderAndStops) {
   PanelModel model(0, "/tmp/wc_panel_model_test");
   model.toggle_recording(false);

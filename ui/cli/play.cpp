@@ -33,6 +33,7 @@ struct PlayOptions {
   std::string cuda_graphs = "on";
   std::string palette_snap = "config";
   double choice_temperature = 0.0;
+  double stay_bias = -1.0;
   std::string device = "auto";
   bool headless = false;
   int frames = 60;
@@ -201,6 +202,7 @@ int play(PlayOptions o) {
     m.cuda_graphs = o.cuda_graphs == "on";
     m.palette_snap = o.palette_snap;
     m.choice_temperature = o.choice_temperature;
+    m.stay_bias = o.stay_bias;
     model = ui::make_model_source(m);
     log_info(model.summary);
     control = std::make_unique<ui::SessionControl>(*model.session);
@@ -300,6 +302,10 @@ const bool kRegistered = register_command("play", [](CLI::App& app) {
   cmd->add_option("--choice-temperature", o->choice_temperature,
                   "the temperature new ground (or any drawn choice) is drawn at (Note [Choice "
                   "temperature]); 0: the model config's. The panel's slider changes it live");
+  cmd->add_option("--stay-bias", o->stay_bias,
+                  "the bias toward a pixel staying as it is when its likeliest move is taken "
+                  "(Note [Stay bias]), in [0, 100]; negative: the model config's. The panel's "
+                  "slider changes it live");
   cmd->add_option("--cuda-graphs", o->cuda_graphs,
                   "on or off: replay each block's denoising forwards from a CUDA graph once the "
                   "policy allows it (CUDA only)")
