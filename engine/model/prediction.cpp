@@ -9,20 +9,30 @@
 #include "engine/core/error.h"
 
 namespace wc::model {
+namespace {
+
+// `padded` (its last two dims an h x w frame padded by s on each side) read at p + o_j for each
+// move j, Note [Moved reference]'s offsets o_j of s pixels: five [..., h, w] views.
+std::vector<at::Tensor> moved_views(const at::Tensor& padded, int64_t s, int64_t h, int64_t w) {
+  const int64_t offsets[PredictionConfig::kMoves][2] = {{0, 0}, {-s, 0}, {s, 0}, {0, -s}, {0, s}};
+  std::vector<at::Tensor> views;
+  for (const auto& o : offsets) {
+    views.push_back(padded.slice(-2, s + o[0], s + o[0] + h).slice(-1, s + o[1], s + o[1] + w));
+  }
+  return views;
+}
+
+}  // namespace
 
 at::Tensor move_choices(const at::Tensor& previous, int move_pixels) {
   const int64_t b = previous.size(0), f = previous.size(1), ch = previous.size(2),
                 h = previous.size(3), w = previous.size(4);
   const int64_t m = move_pixels;
+  // Choice j shows at pixel p the previous frame's pixel p + o_j, the border repeated.
   const at::Tensor padded =
       at::replication_pad2d(previous.to(at::kFloat).reshape({b * f, ch, h, w}), {m, m, m, m});
-  // Choice j shows at pixel p the previous frame's pixel p + o_j (Note [Moved reference]).
-  const int64_t offsets[PredictionConfig::kMoves][2] = {{0, 0}, {-m, 0}, {m, 0}, {0, -m}, {0, m}};
-  std::vector<at::Tensor> choices;
-  for (const auto& o : offsets) {
-    choices.push_back(padded.slice(2, m + o[0], m + o[0] + h).slice(3, m + o[1], m + o[1] + w));
-  }
-  return at::stack(choices, 1).view({b, f, PredictionConfig::kMoves, ch, h, w});
+  return at::stack(moved_views(padded, m, h, w), 1)
+      .view({b, f, PredictionConfig::kMoves, ch, h, w});
 }
 
 at::Tensor shaped_logits(const at::Tensor& logits, double temperature, double floor) {
@@ -69,14 +79,9 @@ at::Tensor drawn_paint(const at::Tensor& paint, const at::Tensor& reach) {
 // `x` ([B, F, ..., H, W]) read at p + steps·o_j for each move j (Note [Moved reference]'s
 // offsets o_j of m pixels): [B, F, 5, ..., H, W], `fill` where that lies past the border.
 at::Tensor read_moved(const at::Tensor& x, int64_t steps, int64_t m, double fill) {
-  const int64_t s = steps * m, h = x.size(-2), w = x.size(-1);
-  const at::Tensor padded = at::constant_pad_nd(x, {s, s, s, s}, fill);
-  const int64_t offsets[PredictionConfig::kMoves][2] = {{0, 0}, {-s, 0}, {s, 0}, {0, -s}, {0, s}};
-  std::vector<at::Tensor> moved;
-  for (const auto& o : offsets) {
-    moved.push_back(padded.slice(-2, s + o[0], s + o[0] + h).slice(-1, s + o[1], s + o[1] + w));
-  }
-  return at::stack(moved, 2);
+  const int64_t s = steps * m;
+  return at::stack(
+      moved_views(at::constant_pad_nd(x, {s, s, s, s}, fill), s, x.size(-2), x.size(-1)), 2);
 }
 
 // Note [Uncovered ground]: the pixels that move and whose source is past the border or a still
@@ -189,13 +194,13 @@ at::Tensor mix_of(const at::Tensor& moves, const at::Tensor& paint, const at::Te
 }  // namespace
 
 at::Tensor moved_reference(const at::Tensor& previous, const at::Tensor& logits, int move_pixels,
-                           MoveChoice how, const ChoiceInputs& choice) {
+                           MoveChoice how, const ChoiceInputs& choice, bool uncovered_ground) {
   const at::Tensor moves = move_choices(previous, move_pixels);
   const at::Tensor paint = paint_of(logits, choice);
   if (how == MoveChoice::kMix) return mix_of(moves, paint, logits);
   return pick(moves, paint,
               choice_index(logits, how, choice.draw, move_pixels,
-                           choice.uncovered_ground ? previous : at::Tensor()));
+                           uncovered_ground ? previous : at::Tensor()));
 }
 
 at::Tensor straight_through_reference(const at::Tensor& previous, const at::Tensor& logits,
@@ -207,9 +212,8 @@ at::Tensor straight_through_reference(const at::Tensor& previous, const at::Tens
 }
 
 at::Tensor with_stay_bias(const at::Tensor& logits, double stay_bias) {
-  at::Tensor biased = logits.to(at::kFloat);
-  if (stay_bias == 0.0) return biased;
-  if (biased.data_ptr() == logits.data_ptr()) biased = biased.clone();
+  if (stay_bias == 0.0) return logits.to(at::kFloat);
+  at::Tensor biased = logits.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
   biased.select(2, 0).add_(stay_bias);
   return biased;
 }

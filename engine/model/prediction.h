@@ -135,7 +135,6 @@ at::Tensor shaped_logits(const at::Tensor& logits, double temperature, double fl
 struct ChoiceInputs {
   at::Tensor paint;  // [K, C] the palette's colours, float32 (Note [Painted pixels]); or undefined
   at::Tensor draw;   // [B, F, 2, H, W] two uniforms in [0, 1] per pixel, for MoveChoice::kSample
-  bool uncovered_ground = false;  // new ground includes uncovered ground (Note [Uncovered ground])
 };
 
 // Each pixel's two uniforms for a sampled choice, from standard normal `noise` [B, F, C, H, W]
@@ -167,10 +166,12 @@ at::Tensor velocity_from_output(const PredictionConfig& prediction, const at::Te
 
 // The reference that `logits` ([B, F, 5 + K, H, W]) choose from `previous` ([B, F, C, H, W]) and
 // the K paint colours of `choice.paint`, float32: the softmax mix, each pixel's argmax choice, or
-// a choice drawn with `choice.draw` (Notes [Moved reference], [Sharpest move], [Painted pixels]).
+// a choice drawn with `choice.draw` (Notes [Moved reference], [Sharpest move], [Painted pixels]);
+// for new ground, `uncovered_ground` paints uncovered ground too (Note [Uncovered ground]).
 using MoveChoice = PredictionConfig::MoveChoice;
 at::Tensor moved_reference(const at::Tensor& previous, const at::Tensor& logits, int move_pixels,
-                           MoveChoice how = MoveChoice::kMix, const ChoiceInputs& choice = {});
+                           MoveChoice how = MoveChoice::kMix, const ChoiceInputs& choice = {},
+                           bool uncovered_ground = false);
 
 // Each pixel's chosen index among the 5 + K choices ([B, F, H, W], int64): the argmax, or with a
 // draw (Note [Painted pixels]) a paint with the paints' total probability, by inverse CDF among

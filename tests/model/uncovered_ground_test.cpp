@@ -120,7 +120,7 @@ TEST(UncoveredGround, ThePlayedChoiceFollowsTheConfig) {
   const at::Tensor previous = few_colours(h, w);
   const at::Tensor paint = at::rand({k, 3}) * 2 - 1;
   const at::Tensor x_t = at::randn({2, 3, 3, h, w});
-  const ChoiceInputs choice{paint, choice_draw(x_t), /*uncovered_ground=*/true};
+  const ChoiceInputs choice{paint, choice_draw(x_t)};
   const at::Tensor index = choice_index(logits, MoveChoice::kNewGround, choice.draw, m, previous);
   const at::Tensor painted = index >= kMoves;
   EXPECT_TRUE(at::equal(painted, new_ground_pixels(logits, m, previous)));
@@ -131,7 +131,8 @@ TEST(UncoveredGround, ThePlayedChoiceFollowsTheConfig) {
   // At full noise x̂0 is the reference where painted: the paint's colour, no correction.
   const at::Tensor x0 =
       x_t - velocity_from_output(prediction, output, x_t, at::ones({2, 3}), previous, choice);
-  const at::Tensor r = moved_reference(previous, logits, m, MoveChoice::kNewGround, choice);
+  const at::Tensor r = moved_reference(previous, logits, m, MoveChoice::kNewGround, choice,
+                                       /*uncovered_ground=*/true);
   const at::Tensor where = painted.unsqueeze(2).expand_as(r);
   EXPECT_TRUE(at::allclose(x0.masked_select(where), r.masked_select(where), 1e-5, 1e-5));
   const at::Tensor colour =
