@@ -115,6 +115,10 @@ void use_own_context(TeacherForcingBatch& batch, const at::Tensor& predicted, co
   const at::Tensor history =
       at::where(own.to(batch.history.device()).view({-1, 1, 1, 1, 1}),
                 at::cat({sink, predicted.to(batch.history.dtype())}, 1), batch.history);
+  use_history(batch, history);
+}
+
+void use_history(TeacherForcingBatch& batch, const at::Tensor& history) {
   const at::Tensor context = renoise(history, batch.context_level, batch.context_eps);
   batch.input.frames = at::cat({context, batch.input.frames.slice(1, batch.noisy_first)}, 1);
   batch.history = history;

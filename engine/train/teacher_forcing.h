@@ -31,6 +31,9 @@ struct NoiseSpec {
   // Where that history comes from: one-step predictions from true frames (Note [Own context]),
   // or a rollout of the clip by the model (Note [Own rollout] in own_rollout.h).
   bool own_context_rollout = false;
+  // Note [Overlay repair] (overlay_damage.h): this share of clips has its history's sprite and
+  // HUD damaged as play damages them (0 = off). Needs a moved reference.
+  double overlay_damage_share = 0.0;
 };
 
 struct TeacherForcingBatch {
@@ -77,6 +80,10 @@ at::Tensor renoise(const at::Tensor& history, const at::Tensor& level, const at:
 // fpb.. of the clip): the context stream is rebuilt from it with the batch's context noise.
 void use_own_context(TeacherForcingBatch& batch, const at::Tensor& predicted, const at::Tensor& own,
                      int frames_per_block);
+
+// The batch with `history` ([B, F, C, H, W]) as its history: the context stream is rebuilt from
+// it with the batch's context noise.
+void use_history(TeacherForcingBatch& batch, const at::Tensor& history);
 
 // Levels, actions and noise all follow from `seed` (the step's seed): a resumed run repeats the
 // steps it would have taken. Tensors are float32 on `device`; mixed precision is the caller's.

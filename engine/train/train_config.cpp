@@ -64,6 +64,9 @@ NoiseSpec read_noise(ObjectReader& parent) {
     }
     noise.own_context_rollout = source == "rollout";
   }
+  if (r.has("overlay_damage_share")) {
+    noise.overlay_damage_share = r.number("overlay_damage_share", 0.0, 1.0);
+  }
   r.reject_unknown();
   return noise;
 }

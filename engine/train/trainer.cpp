@@ -28,6 +28,7 @@
 #include "engine/train/clip_stream.h"
 #include "engine/train/consistent_target.h"
 #include "engine/train/new_ground.h"
+#include "engine/train/overlay_damage.h"
 #include "engine/train/own_rollout.h"
 #include "engine/train/teacher_forcing.h"
 #include "engine/train/train_state.h"
@@ -76,6 +77,9 @@ class MixedPrecision {
 uint64_t step_seed(uint64_t seed, int64_t step) {
   return seed * 0x100000001B3ull + static_cast<uint64_t>(step) * 0x9E3779B97F4A7C15ull + 17;
 }
+
+// Mixed into a step's seed for the overlay damage's draws, so they are not the batch's.
+constexpr uint64_t kOverlayDamageSeed = 0x5D1E5EEDull;
 
 void print_bar(const StepReport& r, int64_t target_steps, double minutes_left) {
   char line[256];
@@ -327,12 +331,14 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
         config.file,
         "field 'clips.frames': must be a multiple of frames_per_block, at least two blocks");
   }
-  // Losses that work on the choice of a moved reference (Note [Moved reference]).
+  // What needs a moved reference (Note [Moved reference]): the losses on its choice, and the
+  // overlay damage, which is made of its moves.
   for (const auto& [used, field] :
        {std::pair{config.loss.straight_through_moves, "loss.straight_through_moves"},
         {config.loss.reference_weight > 0.0, "loss.reference_weight"},
         {config.loss.choice_weight > 0.0, "loss.choice_weight"},
-        {config.loss.consistent_target, "loss.own_target"}}) {
+        {config.loss.consistent_target, "loss.own_target"},
+        {config.noise.overlay_damage_share > 0.0, "noise.overlay_damage_share"}}) {
     if (used && model_config.prediction.move_pixels == 0) {
       throw Error(config.file, std::string("field '") + field +
                                    "': needs a model with a moved reference "
@@ -459,10 +465,21 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
     TeacherForcingBatch batch = make_teacher_forcing_batch(
         clips, config.noise, tokens_per_frame, model_config.frames_per_block,
         step_seed(config.seed, step), options.device);
-    if (batch.own_context.any().item<bool>()) {
+    const bool own_clips = batch.own_context.any().item<bool>();
+    if (own_clips) {
       use_own_context(batch,
                       own_history(*model, batch, mask, config.noise.own_context_rollout, choices),
                       batch.own_context, model_config.frames_per_block);
+    }
+    if (config.noise.overlay_damage_share > 0.0) {
+      // Note [Overlay repair]: on top of whichever history the clip has.
+      use_history(batch,
+                  damage_overlays(batch.history, overlay, model_config.prediction.move_pixels,
+                                  config.noise.overlay_damage_share, model_config.frames_per_block,
+                                  step_seed(config.seed, step) ^ kOverlayDamageSeed)
+                      .history);
+    }
+    if (own_clips) {
       if (config.loss.consistent_target) {
         use_consistent_target(
             batch,

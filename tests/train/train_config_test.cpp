@@ -212,6 +212,18 @@ TEST(TrainConfig, OwnContextShareIsOptionalAndChecked) {
                    [](const TrainConfig& t) { return t.noise.own_context_rollout; });
 }
 
+// Note [Overlay repair]: the damaged share is optional (0) and a share.
+TEST(TrainConfig, OverlayDamageShareIsOptionalAndChecked) {
+  nlohmann::json j = bundled_json();
+  EXPECT_EQ(parse_train_config(j, "run.json").noise.overlay_damage_share, 0.0);
+  j["noise"]["overlay_damage_share"] = 0.25;
+  EXPECT_EQ(parse_train_config(j, "run.json").noise.overlay_damage_share, 0.25);
+  j["noise"]["overlay_damage_share"] = -0.1;
+  EXPECT_THAT(error_of(j), HasSubstr("field 'noise.overlay_damage_share': must be in [0"));
+  j["noise"]["overlay_damage_share"] = "half";
+  EXPECT_THAT(error_of(j), HasSubstr("field 'noise.overlay_damage_share'"));
+}
+
 // Note [Deep rollout]: a lead is optional, bounded, and only the own rollout plays it.
 TEST(TrainConfig, LeadNeedsTheOwnRollout) {
   nlohmann::json j = bundled_json();

@@ -269,6 +269,26 @@ TEST_F(TrainerTest, ConsistentTargetTrainsAndNeedsMovesAndOwnHistory) {
       [&] { config_.loss.consistent_target = true; });
 }
 
+// Note [Overlay repair]: damaged overlays change the history from the first step, the run learns
+// and resumes exactly (the damage follows the step's seed); it needs a moved reference.
+TEST_F(TrainerTest, OverlayDamageTrainsAndNeedsAMovedReference) {
+  config_.noise.overlay_damage_share = 1.0;
+  expect_needs_moves("noise.overlay_damage_share");
+  use_moved_model(32);
+  std::vector<double> intact, damaged;
+  config_.noise.overlay_damage_share = 0.0;
+  run("intact", 5, &intact);
+  config_.noise.overlay_damage_share = 1.0;
+  run("damaged", 40, &damaged);
+  ASSERT_FALSE(intact.empty());
+  ASSERT_NO_FATAL_FAILURE(expect_learns(damaged, 8u));
+  EXPECT_NE(damaged.front(), intact.front());
+  config_.noise.overlay_damage_share = 0.5;
+  config_.noise.own_context_share = 0.5;
+  config_.noise.own_context_rollout = true;
+  expect_resume_equals_straight("damaged", 2, 4);
+}
+
 // --init with a new head keeps every trained tensor but the output projection, which starts at
 // zero (a config whose output changed meaning); without --init it is refused.
 TEST_F(TrainerTest, InitWithANewHeadZeroesOnlyTheOutputProjection) {
