@@ -35,6 +35,10 @@ struct LossSpec {
   // log-likelihood; above 0 the velocity loss sees the likeliest choice with no gradient into the
   // logits. Needs a moved reference; excludes straight_through_moves. 0 = off.
   double choice_weight = 0.0;
+  // Note [Overlay repair] (overlay_damage.h): extra weight of a pixel inside the sprite and HUD,
+  // in the velocity and reference losses: 1 + overlay_weight there. The sprite is 1.6% of a
+  // frame, so its edge's moves and its repair hardly move a plain mean. 0 = off.
+  double overlay_weight = 0.0;
 };
 
 // [B, F − fpb, 1, H, W] float32 weights for the noisy frames (fpb..F−1) of a clip batch's true

@@ -112,6 +112,7 @@ TrainConfig parse_train_config(const nlohmann::json& json, const std::string& fi
     if (l.has("straight_through_moves"))
       c.loss.straight_through_moves = l.boolean("straight_through_moves");
     if (l.has("choice_weight")) c.loss.choice_weight = l.number("choice_weight", 0.0, 1000.0);
+    if (l.has("overlay_weight")) c.loss.overlay_weight = l.number("overlay_weight", 0.0, 1000.0);
     if (c.loss.choice_weight > 0.0 && c.loss.straight_through_moves) {
       l.fail(l.field_path("straight_through_moves"),
              "cannot be used with choice_weight: the choice then learns from its likelihood "

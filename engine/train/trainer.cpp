@@ -275,14 +275,21 @@ void load_with_grown_head(model::CausalDiTImpl& model, const std::string& dir) {
 // weighted, plus the choice losses the config asks for.
 at::Tensor full_loss(model::CausalDiTImpl& model, const TeacherForcingBatch& batch,
                      const ClipBatch& clips, const at::Tensor& mask, const ChoiceTraining& choices,
-                     const TrainConfig& config, const at::Tensor& clean_noisy) {
+                     const TrainConfig& config, const at::Tensor& clean_noisy,
+                     const at::Tensor& overlay) {
   const model::ModelConfig& model_config = model.config();
   ChoiceOutputs chosen;
   const at::Tensor noisy = noisy_velocity(model, batch, mask, choices, &chosen);
-  const at::Tensor weight =
+  at::Tensor weight =
       config.loss.motion_weight > 0.0
           ? motion_weights(batch.clean, clips.positions, model_config.frames_per_block, config.loss)
           : at::Tensor();
+  if (config.loss.overlay_weight > 0.0) {
+    // Note [Overlay repair]: [1, 1, 1, H, W], broadcast over clips, frames and channels.
+    const at::Tensor inside = (1.0 + config.loss.overlay_weight * overlay.to(at::kFloat))
+                                  .view({1, 1, 1, overlay.size(0), overlay.size(1)});
+    weight = weight.defined() ? weight * inside : inside;
+  }
   at::Tensor loss = weighted_squared_error(noisy, batch.target, weight);
   if (chosen.chosen.defined() && config.loss.reference_weight > 0.0) {
     // Note [Reference loss]
@@ -501,7 +508,7 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
               ? model::previous_frame_reference(batch.history, model_config.frames_per_block)
               : at::Tensor());
     } else {
-      loss = full_loss(*model, batch, clips, mask, choices, config, clean_noisy);
+      loss = full_loss(*model, batch, clips, mask, choices, config, clean_noisy, overlay);
     }
     for (at::Tensor& p : params) p.mutable_grad() = at::Tensor();
     loss.backward();

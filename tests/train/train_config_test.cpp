@@ -224,6 +224,17 @@ TEST(TrainConfig, OverlayDamageShareIsOptionalAndChecked) {
   EXPECT_THAT(error_of(j), HasSubstr("field 'noise.overlay_damage_share'"));
 }
 
+// Note [Overlay repair]: the overlay's extra loss weight is optional (0) and bounded.
+TEST(TrainConfig, OverlayWeightIsOptionalAndChecked) {
+  nlohmann::json j = bundled_json();
+  j["loss"] = {{"motion_weight", 0.0}, {"motion_threshold", 0.04}};
+  EXPECT_EQ(parse_train_config(j, "run.json").loss.overlay_weight, 0.0);
+  j["loss"]["overlay_weight"] = 5.0;
+  EXPECT_EQ(parse_train_config(j, "run.json").loss.overlay_weight, 5.0);
+  j["loss"]["overlay_weight"] = -1.0;
+  EXPECT_THAT(error_of(j), HasSubstr("field 'loss.overlay_weight': must be in [0"));
+}
+
 // Note [Deep rollout]: a lead is optional, bounded, and only the own rollout plays it.
 TEST(TrainConfig, LeadNeedsTheOwnRollout) {
   nlohmann::json j = bundled_json();

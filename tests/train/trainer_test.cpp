@@ -289,6 +289,20 @@ TEST_F(TrainerTest, OverlayDamageTrainsAndNeedsAMovedReference) {
   expect_resume_equals_straight("damaged", 2, 4);
 }
 
+// Note [Overlay repair]: the overlay's extra weight changes the loss from the first step, and
+// the run learns.
+TEST_F(TrainerTest, OverlayWeightChangesTheLossAndStillLearns) {
+  use_moved_model(32);
+  config_.loss.reference_weight = 1.0;
+  std::vector<double> plain, weighted;
+  run("plain", 5, &plain);
+  config_.loss.overlay_weight = 5.0;
+  run("weighted", 40, &weighted);
+  ASSERT_FALSE(plain.empty());
+  ASSERT_NO_FATAL_FAILURE(expect_learns(weighted, 8u));
+  EXPECT_NE(weighted.front(), plain.front());
+}
+
 // --init with a new head keeps every trained tensor but the output projection, which starts at
 // zero (a config whose output changed meaning); without --init it is refused.
 TEST_F(TrainerTest, InitWithANewHeadZeroesOnlyTheOutputProjection) {
