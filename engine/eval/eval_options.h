@@ -64,8 +64,9 @@ struct EvalOptions {
 
   // Progress lines ("idle: seed 1000001 ..."); may be empty.
   std::function<void(const std::string&)> progress;
-  // Frames worth looking at, by name ("stability_end_03"): the stability probes, generated and
-  // true. May be empty; the CLI's --frames-dir writes them as PNG.
+  // Frames worth looking at, by name ("stability_end_03", "stability_rollout_01000"): the
+  // stability probes and the rollout at each tenth, generated and true. May be empty; the CLI's
+  // --frames-dir writes them as PNG.
   std::function<void(const std::string& name, const at::Tensor& frame)> keep_frame;
 };
 

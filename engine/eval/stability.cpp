@@ -105,6 +105,18 @@ void keep_probes(const EvalOptions& options, const Probe& start, const Probe& en
   keep("end_truth", end.truth);
 }
 
+// Hands the rollout's frame `index` (1-based), generated and true, to options.keep_frame
+// ("stability_rollout_05000", "stability_rollout_truth_05000"): where between the probes a
+// model's world or sprite went wrong.
+void keep_rollout_frame(const EvalOptions& options, int index, FrameSource& source,
+                        const ReferenceRun& truth) {
+  if (!options.keep_frame) return;
+  char number[24];
+  std::snprintf(number, sizeof number, "%05d", index);
+  options.keep_frame(std::string("stability_rollout_") + number, current_frame(source));
+  options.keep_frame(std::string("stability_rollout_truth_") + number, truth.frame());
+}
+
 bool finite_block(FrameSource& source) {
   const rollout::Session* session = session_of(source);
   return !session || at::isfinite(session->last_block()).all().item<bool>();
@@ -146,6 +158,7 @@ nlohmann::json eval_stability(const EvalOptions& options) {
       report_progress(options, "stability: " + std::to_string(i + 1) + "/" +
                                    std::to_string(actions.size()) + " frames, " +
                                    std::to_string(non_finite) + " non-finite");
+      keep_rollout_frame(options, static_cast<int>(i) + 1, *session, truth);
     }
   }
   const double rollout_ms = clock.elapsed_ms();

@@ -162,9 +162,9 @@ TEST_F(EvalCli, GameSourceScoresTheCeiling) {
   EXPECT_EQ(report["idle"]["psnr_db"].get<double>(), 100.0);
 }
 
-// --frames-dir: both stability probes, generated and true, as PNG. The game as the model is its
-// own truth, so each probe frame is the true one byte for byte, and at rest nothing in its
-// sprite or HUD changes.
+// --frames-dir: both stability probes and the rollout between them, generated and true, as PNG. The
+// game as the model is its own truth, so each probe frame is the true one byte for byte, and at
+// rest nothing in its sprite or HUD changes.
 TEST_F(EvalCli, StabilityProbesComeOutAsPng) {
   const Result result = run_worldcast(
       "eval --source game --seeds 1 --metrics stability --stability-frames 8 --stability-probe 3"
@@ -184,6 +184,11 @@ TEST_F(EvalCli, StabilityProbesComeOutAsPng) {
                 bytes(std::string("stability_") + probe + "_truth_0" + std::to_string(i)))
           << name;
     }
+  }
+  // The rollout between the probes, at each tenth of its length (here every frame).
+  for (const char* name : {"stability_rollout_00001", "stability_rollout_00008"}) {
+    ASSERT_TRUE(fs::exists(dir_ / "frames" / (std::string(name) + ".png"))) << name;
+    EXPECT_EQ(bytes(name), bytes(std::string("stability_rollout_truth_") + (name + 18))) << name;
   }
   std::ifstream in(path("stability.json"));
   const Json s = Json::parse(in)["stability"];

@@ -252,7 +252,8 @@ const bool kRegistered = register_command("eval", [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--json", options->json_path, "Write the report as JSON to FILE");
   cmd->add_option("--frames-dir", options->frames_dir,
-                  "Write the stability probes (generated and true frames) as PNG into DIR");
+                  "Write the stability probes and the rollout at each tenth (generated and "
+                  "true frames) as PNG into DIR");
   cmd->add_flag("--strict", options->strict, "Exit 1 when a check misses its target");
   cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr");
   cmd->callback([options] { run_eval_command(*options); });
