@@ -121,9 +121,10 @@ std::string format_eval_report(const Json& report) {
       report.value("dtype", "?").c_str(), field(report, "seeds").size(),
       report.value("policy", "?").c_str(), num(field(report, "window_frames"), "%.0f").c_str());
   if (report.value("palette_snap", false)) {
-    out += format("palette snap     on, %d colours (Note [Palette snap]; --palette-snap off: the "
-                  "model's raw frames)\n",
-                  report.value("palette_colours", 0));
+    out += format(
+        "palette snap     on, %d colours (Note [Palette snap]; --palette-snap off: the "
+        "model's raw frames)\n",
+        report.value("palette_colours", 0));
   }
   if (report.contains("responsiveness")) {
     const Json& r = report["responsiveness"];
@@ -162,13 +163,15 @@ std::string format_eval_report(const Json& report) {
     const Json& r = report["stability"];
     out += format(
         "stability        %s frames, %s non-finite blocks; idle self-PSNR %s -> %s dB "
-        "(delta %s; the game: %s -> %s dB), detail ratio %s\n",
+        "(delta %s; the game: %s -> %s dB), detail ratio %s, sprite vs truth %s -> %s dB\n",
         num(field(r, "frames"), "%.0f").c_str(), num(field(r, "non_finite_blocks"), "%.0f").c_str(),
         num(field(r, "idle_self_psnr_start_db")).c_str(),
         num(field(r, "idle_self_psnr_end_db")).c_str(), num(field(r, "delta_db")).c_str(),
         num(field(r, "truth_idle_self_psnr_start_db")).c_str(),
         num(field(r, "truth_idle_self_psnr_end_db")).c_str(),
-        num(field(r, "detail_ratio"), "%.3f").c_str());
+        num(field(r, "detail_ratio"), "%.3f").c_str(),
+        num(field(r, "sprite_psnr_vs_truth_start_db")).c_str(),
+        num(field(r, "sprite_psnr_vs_truth_end_db")).c_str());
   }
   if (report.contains("policies")) {
     const Json& r = report["policies"];

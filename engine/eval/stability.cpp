@@ -56,6 +56,21 @@ nlohmann::json change_in_overlays(const std::vector<at::Tensor>& frames) {
   return change.masked_select(inside).sum().item<double>() / total;
 }
 
+// The mean PSNR of a probe's generated frames against the true ones inside the player sprite's
+// rectangle (the first of game::screen_overlays): how much of the sprite survived, whatever the
+// scene around it (the idle self-PSNR depends on how much water is in view).
+double sprite_psnr(const Probe& probe) {
+  const int64_t h = probe.frames[0].size(0), w = probe.frames[0].size(1);
+  const game::PixelRect sprite =
+      game::screen_overlays(static_cast<int>(w), static_cast<int>(h)).front();
+  const at::Tensor inside =
+      mask_excluding(static_cast<int>(w), static_cast<int>(h), {sprite}).logical_not();
+  double sum = 0.0;
+  for (size_t i = 0; i < probe.frames.size(); ++i)
+    sum += psnr(probe.frames[i], probe.truth[i], inside);
+  return sum / static_cast<double>(probe.frames.size());
+}
+
 std::vector<double> mean_rgb(const std::vector<at::Tensor>& frames) {
   at::Tensor sum = at::zeros({3}, at::kDouble);
   for (const at::Tensor& frame : frames) sum += rgb_planes(frame).mean({1, 2});
@@ -191,6 +206,8 @@ nlohmann::json eval_stability(const EvalOptions& options) {
       {"idle_psnr_vs_truth_start_db", vs_truth},
       {"detail_ratio", start_detail > 0.0 ? nlohmann::json(mean_detail(end.frames) / start_detail)
                                           : nlohmann::json(nullptr)},
+      {"sprite_psnr_vs_truth_start_db", sprite_psnr(start)},
+      {"sprite_psnr_vs_truth_end_db", sprite_psnr(end)},
       {"idle_change_in_overlays_start", change_in_overlays(start.frames)},
       {"idle_change_in_overlays_end", change_in_overlays(end.frames)},
       {"mean_rgb_start", mean_rgb(start.frames)},

@@ -71,6 +71,8 @@ TEST(RunEval, TheGameItselfScoresTheCeiling) {
   EXPECT_EQ(s["idle_self_psnr_start_db"], s["truth_idle_self_psnr_start_db"]);
   EXPECT_EQ(s["idle_self_psnr_end_db"], s["truth_idle_self_psnr_end_db"]);
   EXPECT_EQ(s["idle_psnr_vs_truth_start_db"].get<double>(), kPsnrCapDb);
+  EXPECT_EQ(s["sprite_psnr_vs_truth_start_db"].get<double>(), kPsnrCapDb);
+  EXPECT_EQ(s["sprite_psnr_vs_truth_end_db"].get<double>(), kPsnrCapDb);
   // The round trip brings the true camera home, so the game passes its own stability check.
   EXPECT_TRUE(s["returned_to_start"].get<bool>());
   EXPECT_TRUE(s["within_1db"].get<bool>()) << s.dump();
