@@ -39,15 +39,18 @@ double mean_detail(const std::vector<at::Tensor>& frames) {
   return sum / static_cast<double>(frames.size());
 }
 
+// A bool [H, W] mask of `frame`'s size, true inside `rects` (clipped to the frame).
+at::Tensor inside_of(const at::Tensor& frame, const std::vector<game::PixelRect>& rects) {
+  return mask_excluding(static_cast<int>(frame.size(1)), static_cast<int>(frame.size(0)), rects)
+      .logical_not();
+}
+
 // Of the probe's idle change (squared difference of frames 1..M−1 from frame 0), the share that
 // lies inside the game's screen-fixed overlays (the sprite and the HUD); null when nothing changed.
 nlohmann::json change_in_overlays(const std::vector<at::Tensor>& frames) {
   const int64_t h = frames[0].size(0), w = frames[0].size(1);
-  at::Tensor inside = at::zeros({h, w}, at::kBool);
-  for (const game::PixelRect& r : game::screen_overlays(static_cast<int>(w), static_cast<int>(h)))
-    inside.slice(0, std::max(r.y, 0), std::min<int64_t>(r.y + r.height, h))
-        .slice(1, std::max(r.x, 0), std::min<int64_t>(r.x + r.width, w))
-        .fill_(true);
+  const at::Tensor inside =
+      inside_of(frames[0], game::screen_overlays(static_cast<int>(w), static_cast<int>(h)));
   at::Tensor change = at::zeros({h, w}, at::kDouble);
   for (size_t i = 1; i < frames.size(); ++i)
     change += (rgb_planes(frames[i]) - rgb_planes(frames[0])).pow(2).sum(0);
@@ -60,11 +63,11 @@ nlohmann::json change_in_overlays(const std::vector<at::Tensor>& frames) {
 // rectangle (the first of game::screen_overlays): how much of the sprite survived, whatever the
 // scene around it (the idle self-PSNR depends on how much water is in view).
 double sprite_psnr(const Probe& probe) {
-  const int64_t h = probe.frames[0].size(0), w = probe.frames[0].size(1);
+  const at::Tensor& first = probe.frames[0];
   const game::PixelRect sprite =
-      game::screen_overlays(static_cast<int>(w), static_cast<int>(h)).front();
-  const at::Tensor inside =
-      mask_excluding(static_cast<int>(w), static_cast<int>(h), {sprite}).logical_not();
+      game::screen_overlays(static_cast<int>(first.size(1)), static_cast<int>(first.size(0)))
+          .front();
+  const at::Tensor inside = inside_of(first, {sprite});
   double sum = 0.0;
   for (size_t i = 0; i < probe.frames.size(); ++i)
     sum += psnr(probe.frames[i], probe.truth[i], inside);
@@ -123,7 +126,7 @@ void keep_probes(const EvalOptions& options, const Probe& start, const Probe& en
 // Hands the rollout's frame `index` (1-based), generated and true, to options.keep_frame
 // ("stability_rollout_05000", "stability_rollout_truth_05000"): where between the probes a
 // model's world or sprite went wrong.
-void keep_rollout_frame(const EvalOptions& options, int index, FrameSource& source,
+void keep_rollout_frame(const EvalOptions& options, int index, const FrameSource& source,
                         const ReferenceRun& truth) {
   if (!options.keep_frame) return;
   char number[24];

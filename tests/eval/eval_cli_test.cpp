@@ -186,9 +186,10 @@ TEST_F(EvalCli, StabilityProbesComeOutAsPng) {
     }
   }
   // The rollout between the probes, at each tenth of its length (here every frame).
-  for (const char* name : {"stability_rollout_00001", "stability_rollout_00008"}) {
-    ASSERT_TRUE(fs::exists(dir_ / "frames" / (std::string(name) + ".png"))) << name;
-    EXPECT_EQ(bytes(name), bytes(std::string("stability_rollout_truth_") + (name + 18))) << name;
+  for (const std::string index : {"00001", "00008"}) {
+    const std::string name = "stability_rollout_" + index;
+    ASSERT_TRUE(fs::exists(dir_ / "frames" / (name + ".png"))) << name;
+    EXPECT_EQ(bytes(name), bytes("stability_rollout_truth_" + index)) << name;
   }
   std::ifstream in(path("stability.json"));
   const Json s = Json::parse(in)["stability"];
