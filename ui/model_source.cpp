@@ -95,6 +95,7 @@ ModelSource make_model_source(const ModelSourceOptions& options) {
     if (!problem.empty()) throw Error("--stay-bias", problem);
     config.prediction.stay_bias = options.stay_bias;
   }
+  model::apply_remember_ground(config, options.remember_ground, "--remember-ground");
   const at::Device device = resolve_device(options.device);
   source.device = device.str();
   rollout::SessionOptions session_options;

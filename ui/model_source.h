@@ -36,6 +36,8 @@ struct ModelSourceOptions {
   double choice_temperature = 0.0;
   // Note [Stay bias]: the bias toward "as it is"; negative keeps the config's.
   double stay_bias = -1.0;
+  // Note [Remembered ground]: "config", "on" or "off".
+  std::string remember_ground = "config";
 };
 
 struct ModelSource {

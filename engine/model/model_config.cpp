@@ -160,6 +160,28 @@ std::string PredictionConfig::stay_bias_problem(double bias) const {
   return "";
 }
 
+std::string PredictionConfig::remember_ground_problem() const {
+  if (move_choice != MoveChoice::kNewGround || uncovered_ground) {
+    return "needs move_choice \"new_ground\" without uncovered_ground (Note [Remembered "
+           "ground])";
+  }
+  return "";
+}
+
+void apply_remember_ground(ModelConfig& config, const std::string& choice,
+                           const std::string& flag) {
+  if (choice == "config") return;
+  if (choice != "on" && choice != "off") {
+    throw Error(flag, "must be on, off or config, got '" + choice + "'");
+  }
+  const std::string problem = config.prediction.remember_ground_problem();
+  if (choice == "on" && !problem.empty()) {
+    throw Error(flag, "the model config " + (config.file.empty() ? config.name : config.file) +
+                          " cannot remember ground: it " + problem);
+  }
+  config.prediction.remember_ground = choice == "on";
+}
+
 ModelConfig parse_model_config(const nlohmann::json& json, const std::string& file) {
   ObjectReader reader(json, file, "");
   ModelConfig config;
@@ -265,6 +287,13 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
       if (config.prediction.move_choice != MoveChoice::kNewGround) {
         prediction.fail(prediction.field_path("uncovered_ground"),
                         "needs move_choice \"new_ground\" (Note [Uncovered ground])");
+      }
+    }
+    if (prediction.has("remember_ground")) {
+      config.prediction.remember_ground = prediction.boolean("remember_ground");
+      const std::string problem = config.prediction.remember_ground_problem();
+      if (config.prediction.remember_ground && !problem.empty()) {
+        prediction.fail(prediction.field_path("remember_ground"), problem);
       }
     }
     if (prediction.has("stay_bias")) {
@@ -392,6 +421,7 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
       if (choice == MoveChoice::kNewGround) {
         out["prediction"]["uncovered_ground"] = config.prediction.uncovered_ground;
       }
+      if (config.prediction.remember_ground) out["prediction"]["remember_ground"] = true;
       if (config.prediction.stay_bias != 0.0) {
         out["prediction"]["stay_bias"] = config.prediction.stay_bias;
       }

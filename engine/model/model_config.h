@@ -78,6 +78,12 @@ struct PredictionConfig {
   // Why `bias` cannot be this config's stay bias (no likeliest move taken, or out of range), or
   // "" when it can.
   std::string stay_bias_problem(double bias) const;
+  // Note [Remembered ground] (prediction.h): play remembers the ground that leaves the view and
+  // reads it back where the likeliest move reaches past the border. Needs move_choice
+  // "new_ground" without uncovered ground.
+  bool remember_ground = false;
+  // Why this config cannot remember ground, or "" when it can.
+  std::string remember_ground_problem() const;
   // Note [Painted pixels] (prediction.h): with `"paint": true` every colour of the model's
   // palette is one more choice after the moves ("paint this colour"); this is their count.
   int paint_colours = 0;
@@ -149,6 +155,10 @@ struct ModelConfig {
 ModelConfig parse_model_config(const nlohmann::json& json, const std::string& file);
 ModelConfig load_model_config(const std::string& path);
 nlohmann::json model_config_to_json(const ModelConfig& config);
+
+// A command line's choice of Note [Remembered ground]: "config" keeps the config's, "on" or "off"
+// sets it. Throws wc::Error naming `flag` for another value or "on" for a model that cannot.
+void apply_remember_ground(ModelConfig& config, const std::string& choice, const std::string& flag);
 
 // Every parameter of the DiT for `config`, in registration order, with the names the modules
 // register (see dit.h) and the checkpoint holds: the spec a checkpoint is checked against.

@@ -102,31 +102,99 @@ at::Tensor uncovered_pixels(const at::Tensor& likeliest, const at::Tensor& previ
   return likeliest.squeeze(2).gt(0) & (outside | still);
 }
 
-}  // namespace
-
-at::Tensor new_ground_pixels(const at::Tensor& move_logits, int move_pixels,
-                             const at::Tensor& previous) {
-  constexpr int64_t moves = PredictionConfig::kMoves;
-  const int64_t b = move_logits.size(0), f = move_logits.size(1), h = move_logits.size(3),
-                w = move_logits.size(4), m = move_pixels;
-  const at::Tensor likeliest = move_logits.slice(2, 0, moves).argmax(2, /*keepdim=*/true);
-  if (previous.defined()) return uncovered_pixels(likeliest, previous, m);
-  // Which pixels each move takes from past the border (Note [Moved reference]'s offsets): the
-  // top rows for the move from above, and so on; "as it is" none.
-  const at::Tensor outside = at::zeros({moves, h, w}, move_logits.options().dtype(at::kFloat));
+// Which pixels each move takes from past the border (Note [Moved reference]'s offsets), as
+// [5, h, w] float32 of 0 and 1: the top rows for the move from above, and so on; "as it is" none.
+at::Tensor outside_sources(int64_t h, int64_t w, int64_t m, const at::TensorOptions& options) {
+  const at::Tensor outside = at::zeros({PredictionConfig::kMoves, h, w}, options.dtype(at::kFloat));
   outside.select(0, 1).slice(0, 0, std::min(m, h)).fill_(1.0);
   outside.select(0, 2).slice(0, std::max<int64_t>(h - m, 0)).fill_(1.0);
   outside.select(0, 3).slice(1, 0, std::min(m, w)).fill_(1.0);
   outside.select(0, 4).slice(1, std::max<int64_t>(w - m, 0)).fill_(1.0);
-  return outside.view({1, 1, moves, h, w})
-      .expand({b, f, moves, h, w})
-      .gather(2, likeliest)
+  return outside;
+}
+
+// Whether each pixel's move (`move` [B, F, 1, H, W], indices of the five) reads past the border.
+at::Tensor reads_outside(const at::Tensor& move, int64_t m) {
+  const int64_t b = move.size(0), f = move.size(1), h = move.size(3), w = move.size(4);
+  return outside_sources(h, w, m, move.options())
+      .view({1, 1, PredictionConfig::kMoves, h, w})
+      .expand({b, f, PredictionConfig::kMoves, h, w})
+      .gather(2, move)
       .squeeze(2)
       .gt(0.5);
 }
 
+}  // namespace
+
+at::Tensor new_ground_pixels(const at::Tensor& move_logits, int move_pixels,
+                             const at::Tensor& previous, const at::Tensor& known) {
+  constexpr int64_t moves = PredictionConfig::kMoves;
+  const at::Tensor likeliest = move_logits.slice(2, 0, moves).argmax(2, /*keepdim=*/true);
+  if (known.defined()) {
+    if (previous.defined()) {
+      throw Error("prediction",
+                  "uncovered ground and remembered ground do not combine (Note [Remembered "
+                  "ground])");
+    }
+    // Note [Remembered ground]: sources inside the frame are always known.
+    return known.gather(2, likeliest).squeeze(2).logical_not();
+  }
+  if (previous.defined()) return uncovered_pixels(likeliest, previous, move_pixels);
+  return reads_outside(likeliest, move_pixels);
+}
+
+bool is_remembered_reference(const at::Tensor& reference, const at::Tensor& x_t, int move_pixels) {
+  const int64_t h = x_t.size(-2), w = x_t.size(-1), ring = 2 * int64_t{move_pixels};
+  if (reference.size(-2) == h && reference.size(-1) == w) return false;
+  if (move_pixels > 0 && reference.size(-2) == h + ring && reference.size(-1) == w + ring) {
+    return true;
+  }
+  throw Error("prediction", "the reference is " + std::to_string(reference.size(-2)) + "x" +
+                                std::to_string(reference.size(-1)) + " for frames of " +
+                                std::to_string(h) + "x" + std::to_string(w) +
+                                ": it must be their size, or remembered, " + std::to_string(ring) +
+                                " larger (Note [Remembered ground])");
+}
+
+at::Tensor remembered_middle(const at::Tensor& reference, int move_pixels) {
+  const int64_t m = move_pixels;
+  return reference.slice(-2, m, reference.size(-2) - m).slice(-1, m, reference.size(-1) - m);
+}
+
+namespace {
+
+// A remembered reference as [B·F, C, H + 2m, W + 2m] float32, each ring pixel nothing is
+// remembered at replaced by the middle's nearest border pixel (what move_choices repeats).
+at::Tensor filled_ring(const at::Tensor& reference, int64_t m) {
+  const at::Tensor ring = reference.to(at::kFloat).flatten(0, 1);
+  const at::Tensor repeated = at::replication_pad2d(
+      remembered_middle(ring, static_cast<int>(m)).contiguous(), {m, m, m, m});
+  return at::where(at::isnan(ring).any(1, /*keepdim=*/true), repeated, ring);
+}
+
+}  // namespace
+
+at::Tensor remembered_move_choices(const at::Tensor& reference, int move_pixels) {
+  const int64_t m = move_pixels, b = reference.size(0), f = reference.size(1),
+                ch = reference.size(2), h = reference.size(3) - 2 * m,
+                w = reference.size(4) - 2 * m;
+  return at::stack(moved_views(filled_ring(reference, m), m, h, w), 1)
+      .view({b, f, PredictionConfig::kMoves, ch, h, w});
+}
+
+at::Tensor known_sources(const at::Tensor& reference, int move_pixels) {
+  const int64_t m = move_pixels, b = reference.size(0), f = reference.size(1),
+                h = reference.size(3) - 2 * m, w = reference.size(4) - 2 * m;
+  const at::Tensor known =
+      at::isnan(reference).any(2, /*keepdim=*/true).logical_not().to(at::kFloat).flatten(0, 1);
+  return at::stack(moved_views(known, m, h, w), 1)
+      .view({b, f, PredictionConfig::kMoves, h, w})
+      .gt(0.5);
+}
+
 at::Tensor choice_index(const at::Tensor& logits, MoveChoice how, const at::Tensor& draw,
-                        int move_pixels, const at::Tensor& uncovered_in) {
+                        int move_pixels, const at::Tensor& uncovered_in,
+                        const at::Tensor& known_in) {
   constexpr int64_t moves = PredictionConfig::kMoves;
   if (how != MoveChoice::kSample && how != MoveChoice::kNewGround) return logits.argmax(2);
   // The moves are never drawn (Note [Painted pixels]). When a floor left every move out, all
@@ -141,7 +209,7 @@ at::Tensor choice_index(const at::Tensor& logits, MoveChoice how, const at::Tens
     // drawn among the paints alone.
     if (move_pixels <= 0) throw Error("prediction", "new ground needs the moves' step");
     const at::Tensor paint = at::softmax(logits.slice(2, moves).to(at::kFloat), 2);
-    return at::where(new_ground_pixels(logits, move_pixels, uncovered_in),
+    return at::where(new_ground_pixels(logits, move_pixels, uncovered_in, known_in),
                      drawn_paint(paint, draw.select(2, 1)), likeliest_move);
   }
   const at::Tensor p = at::softmax(logits.to(at::kFloat), 2);
@@ -235,7 +303,15 @@ at::Tensor velocity_from_output(const PredictionConfig& prediction, const at::Te
   const at::Tensor x = x_t.to(at::kFloat);
   const int64_t channels = x_t.size(2);
   const at::Tensor correction = output.slice(2, 0, channels).to(at::kFloat);
-  at::Tensor r = reference.to(at::kFloat);
+  const int m = prediction.move_pixels;
+  // Note [Remembered ground]
+  const bool remembered = m > 0 && is_remembered_reference(reference, x_t, m);
+  if (remembered && prediction.move_choice != MoveChoice::kNewGround) {
+    throw Error("prediction",
+                "remembered ground needs move_choice \"new_ground\" (Note [Remembered ground])");
+  }
+  const at::Tensor previous = remembered ? remembered_middle(reference, m) : reference;
+  at::Tensor r = previous.to(at::kFloat);
   at::Tensor corrected = correction;
   if (prediction.move_choice == MoveChoice::kNewGround) {
     // Note [New ground]: the paints are shaped among themselves, and a painted pixel is its colour.
@@ -245,11 +321,18 @@ at::Tensor velocity_from_output(const PredictionConfig& prediction, const at::Te
                  shaped_logits(raw.slice(2, PredictionConfig::kMoves),
                                prediction.choice_temperature, prediction.choice_floor)},
                 2);
-    const at::Tensor index =
-        choice_index(logits, MoveChoice::kNewGround, choice.draw, prediction.move_pixels,
-                     prediction.uncovered_ground ? reference : at::Tensor());
-    r = pick(move_choices(reference, prediction.move_pixels), paint_of(logits, choice), index);
-    corrected = correction * (index < PredictionConfig::kMoves).unsqueeze(2);
+    const at::Tensor index = choice_index(logits, MoveChoice::kNewGround, choice.draw, m,
+                                          prediction.uncovered_ground ? previous : at::Tensor(),
+                                          remembered ? known_sources(reference, m) : at::Tensor());
+    r = pick(remembered ? remembered_move_choices(reference, m) : move_choices(previous, m),
+             paint_of(logits, choice), index);
+    at::Tensor drawn_here = index < PredictionConfig::kMoves;
+    if (remembered) {
+      // Note [Remembered ground]: a pixel read from the ring is what it shows, like a paint.
+      drawn_here &= reads_outside(index.clamp_max(PredictionConfig::kMoves - 1).unsqueeze(2), m)
+                        .logical_not();
+    }
+    corrected = correction * drawn_here.unsqueeze(2);
   } else if (prediction.move_pixels > 0) {
     const at::Tensor logits =
         prediction.move_choice == MoveChoice::kSample
@@ -258,7 +341,7 @@ at::Tensor velocity_from_output(const PredictionConfig& prediction, const at::Te
         : prediction.move_choice == MoveChoice::kSharpest
             ? with_stay_bias(output.slice(2, channels), prediction.stay_bias)
             : output.slice(2, channels);
-    r = moved_reference(reference, logits, prediction.move_pixels, prediction.move_choice, choice);
+    r = moved_reference(previous, logits, m, prediction.move_choice, choice);
   }
   const at::Tensor x0 = r + k * (x - a * r) + c * corrected;
   return ((x - x0) / level).to(output.scalar_type());

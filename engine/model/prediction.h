@@ -178,15 +178,51 @@ at::Tensor moved_reference(const at::Tensor& previous, const at::Tensor& logits,
 // them, and otherwise the likeliest move; or for new ground (Note [New ground]) the likeliest
 // move, and where it reaches past the border (moves of `move_pixels`; given the previous frame
 // `uncovered_in`, also on uncovered ground) a paint drawn among the paints alone.
+// Given `known_in` ([B, F, 5, H, W] bool, known_sources of a remembered reference), new ground is
+// where the likeliest move reads a source that is not known (Note [Remembered ground]).
 at::Tensor choice_index(const at::Tensor& logits, MoveChoice how, const at::Tensor& draw,
-                        int move_pixels = 0, const at::Tensor& uncovered_in = {});
+                        int move_pixels = 0, const at::Tensor& uncovered_in = {},
+                        const at::Tensor& known_in = {});
 
 // The pixels whose likeliest move (of `move_logits` [B, F, >= 5, H, W], the first five are the
 // moves) takes them from past the frame's border: the ground a scroll brings in ([B, F, H, W]
 // bool; Note [New ground]). Given the frame the moves read, `previous` ([B, F, C, H, W]), also
 // the ground a still thing uncovers (Note [Uncovered ground]).
+// Given `known` ([B, F, 5, H, W] bool, known_sources of a remembered reference) instead, the
+// pixels whose likeliest move reads a source nothing shows (Note [Remembered ground]).
 at::Tensor new_ground_pixels(const at::Tensor& move_logits, int move_pixels,
-                             const at::Tensor& previous = {});
+                             const at::Tensor& previous = {}, const at::Tensor& known = {});
+
+// Note [Remembered ground]
+// Walk away and back, and the model draws the ground that scrolls in as new: it cannot see what
+// it drew there before, which left the frame long ago and the context after it (the return trip
+// of stage 15 reads 24.5 dB; ten thousand frames turn every world into a grass field). Play can
+// remember it (rollout::WorldMemory, engine/rollout/world_memory.h): the ground each scroll
+// pushes out of view, kept by its place in the world the model's own scrolls define. A block's
+// reference then comes as a "remembered reference", [B, F, C, H + 2m, W + 2m] for moves of m
+// pixels: the frame before the block in the middle, and in the m-pixel ring around it the ground
+// remembered there, NaN where nothing is. A move reads the ring where it is remembered and the
+// border repeated elsewhere, as before; new ground (Note [New ground]) is only where the
+// likeliest move reads a source nothing shows; and a pixel whose move reads a remembered one
+// takes it as it is, with no correction, as a painted pixel takes its colour (the correction
+// at the border was trained to turn a repeated border into grass). With nothing remembered this
+// plays exactly as the plain reference. Moves are still the network's own: memory only answers
+// what lies past the border, never where the world goes.
+
+// Whether `reference` is a remembered reference for the noisy frames `x_t` (its last two dims
+// 2·move_pixels larger; false when they equal x_t's). Throws for any other size.
+bool is_remembered_reference(const at::Tensor& reference, const at::Tensor& x_t, int move_pixels);
+
+// The frame before the block in the middle of a remembered reference.
+at::Tensor remembered_middle(const at::Tensor& reference, int move_pixels);
+
+// The five moved views of a remembered reference ([B, F, 5, C, H, W], float32): the ring where it
+// is remembered, the middle's border repeated where it is not (as move_choices).
+at::Tensor remembered_move_choices(const at::Tensor& reference, int move_pixels);
+
+// For each pixel and move, whether the source it reads is known: inside the frame, or a
+// remembered pixel of the ring ([B, F, 5, H, W] bool).
+at::Tensor known_sources(const at::Tensor& reference, int move_pixels);
 
 // Note [Straight-through moves]
 // Training mixes the choices (every choice needs a gradient) while play takes the sharpest, so the

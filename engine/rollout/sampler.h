@@ -96,9 +96,11 @@ class BlockSampler {
   double stay_bias() const { return prediction_.stay_bias; }
   void set_stay_bias(double bias);
 
- private:
-  // Drops the recorded block graph after a setting it baked in changed.
+  // Drops the recorded block graph after a setting it baked in changed, or when the next
+  // reference has another shape (Note [Remembered ground] turned on or off).
   void forget_recording();
+
+ private:
   attention::StepInfo step_info(int64_t block_index, int step, double t, bool clean) const;
   // The committing clean pass of block `block_index` (at the context-noise level).
   attention::StepInfo clean_step(int64_t block_index) const;

@@ -20,6 +20,7 @@
 #include "engine/rollout/decode.h"
 #include "engine/rollout/sampler.h"
 #include "engine/rollout/session_state.h"
+#include "engine/rollout/world_memory.h"
 
 namespace wc::rollout {
 
@@ -84,6 +85,8 @@ struct Session::Rollout {
   // Blocks the current policy never saw (dropped before a switch): it numbers blocks from its
   // first re-committed one, as its stores expect consecutive blocks. See Note [Policy switch].
   int64_t policy_offset = 0;
+  // Note [World memory]: the ground this rollout pushed out of view, while remembering is on.
+  std::unique_ptr<WorldMemory> memory;
 };
 
 struct Session::Impl {
@@ -101,6 +104,7 @@ struct Session::Impl {
   bool palette_snap = false;        // see Session::set_palette_snap; every new sampler gets it
   double choice_temperature = 1.0;  // see Session::set_choice_temperature; likewise
   double stay_bias = 0.0;           // see Session::set_stay_bias; likewise
+  bool remember_ground = false;     // see Session::set_remember_ground
 
   int frames_per_block() const { return config.frames_per_block; }
 
@@ -216,8 +220,19 @@ struct Session::Impl {
     r->rgba = at::zeros({frames_per_block(), size.height, size.width, 4}, at::kByte);
     r->rgba.select(3, 3).fill_(255);
     r->shown = frames_per_block() - 1;
+    if (remember_ground) r->memory = make_memory();
     if (options.seed_frames > 0) seed_from_game(*r);
     return r;
+  }
+
+  std::unique_ptr<WorldMemory> make_memory() const {
+    return std::make_unique<WorldMemory>(size.height, size.width, config.channels,
+                                         config.prediction.move_pixels);
+  }
+
+  // The frame before the next block on the host, float32 [C, H, W].
+  at::Tensor last_frame_on_host(const Rollout& r) const {
+    return r.block_device.select(0, frames_per_block() - 1).to(at::kCPU, at::kFloat);
   }
 
   void seed_from_game(Rollout& r) const {
@@ -242,8 +257,15 @@ struct Session::Impl {
 
   // The frame before the next block, for each of its frames (Note [Previous-frame skip]): the
   // last shown block's last frame (black before any). Undefined for models without the skip.
-  at::Tensor reference(const Rollout& r) const {
+  // While remembering ground, the remembered reference around `before` (the frame before the
+  // block on the host: Note [Remembered ground]).
+  at::Tensor reference(const Rollout& r, const at::Tensor& before) const {
     if (!config.prediction.previous_frame_skip) return at::Tensor();
+    if (r.memory) {
+      return model::block_reference(
+          r.memory->surround(before).to(device, dtype).unsqueeze(0).unsqueeze(0),
+          frames_per_block());
+    }
     return model::block_reference(r.block_device.unsqueeze(0), frames_per_block());
   }
 
@@ -254,8 +276,18 @@ struct Session::Impl {
     // Noise, then context noise: the order in which the generator has always drawn them.
     const at::Tensor noise = draw_noise(r);
     const at::Tensor eps = draw_context_noise(r);
-    const at::Tensor x0 = r.sampler->generate(noise, a, r.next_block - r.policy_offset,
-                                              r.next_block * frames_per_block(), eps, reference(r));
+    at::Tensor before = r.memory ? last_frame_on_host(r) : at::Tensor();
+    const at::Tensor x0 =
+        r.sampler->generate(noise, a, r.next_block - r.policy_offset,
+                            r.next_block * frames_per_block(), eps, reference(r, before));
+    if (r.memory) {
+      // Note [World memory]: each new frame against the one before it.
+      const at::Tensor made = x0.squeeze(0).to(at::kCPU, at::kFloat);
+      for (int i = 0; i < frames_per_block(); ++i) {
+        r.memory->observe(before, made.select(0, i));
+        before = made.select(0, i);
+      }
+    }
     keep_block(r, x0, a, eps);
     sync();
     r.model_ms = model_time.elapsed_ms();
@@ -319,6 +351,7 @@ std::unique_ptr<Session> Session::create(const model::ModelConfig& config,
   impl->palette_snap = config.palette.active();
   impl->choice_temperature = config.prediction.choice_temperature;
   impl->stay_bias = config.prediction.stay_bias;
+  impl->remember_ground = config.prediction.remember_ground;
   impl->rollout = impl->make_rollout(seed, policy_name, impl->policy_settings);
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
@@ -485,6 +518,30 @@ void Session::set_stay_bias(double bias) {
   impl_->stay_bias = bias;
 }
 
+bool Session::can_remember_ground() const {
+  return impl_->config.prediction.previous_frame_skip &&
+         impl_->config.prediction.remember_ground_problem().empty();
+}
+
+bool Session::remember_ground() const {
+  return impl_->remember_ground;
+}
+
+void Session::set_remember_ground(bool on) {
+  Impl& impl = *impl_;
+  if (on && !can_remember_ground()) {
+    throw Error(impl.config.file.empty() ? impl.config.name : impl.config.file,
+                "field 'prediction.move_choice': remembered ground " +
+                    impl.config.prediction.remember_ground_problem());
+  }
+  if (on == impl.remember_ground) return;
+  Rollout& r = *impl.rollout;
+  r.memory = on ? impl.make_memory() : nullptr;  // throws for a frame of no whole moves
+  impl.remember_ground = on;
+  // The reference changes shape: a recorded block graph holds the old one.
+  r.sampler->forget_recording();
+}
+
 SessionStats Session::stats() const {
   const Rollout& r = *impl_->rollout;
   SessionStats stats;
@@ -501,6 +558,11 @@ SessionStats Session::stats() const {
   stats.graph_recordings = r.sampler->graph_stats().recordings;
   stats.graph_replayed_blocks = r.sampler->graph_stats().replayed_blocks;
   stats.policy = r.policy->stats();
+  if (r.memory) {
+    stats.remembered_cells = r.memory->cells();
+    stats.view_y = r.memory->view_y();
+    stats.view_x = r.memory->view_x();
+  }
   return stats;
 }
 
@@ -564,7 +626,7 @@ void Session::load_state(const std::string& path) {
     if (r->hashes.back() != state.block_hashes[b]) {
       throw Error(path, "field 'block_hashes[" + std::to_string(b) +
                             "]': replay diverged from the saved rollout (different weights, "
-                            "device, policy settings or palette snap?)");
+                            "device, policy settings, palette snap or remembered ground?)");
     }
   }
   const uint64_t blocks = state.block_hashes.size();

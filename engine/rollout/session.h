@@ -62,6 +62,10 @@ struct SessionStats {
   double switch_ms = 0.0;        // the last switch_policy / context re-commit
   int64_t graph_recordings = 0;  // block graphs recorded by the current policy's sampler
   int64_t graph_replayed_blocks = 0;  // ... and blocks it replayed (Note [Block graph])
+  // Note [World memory]: cells of ground remembered, and where the view stands in the model's
+  // world (pixels); remembered_cells is -1 while ground is not remembered.
+  int64_t remembered_cells = -1;
+  int64_t view_y = 0, view_x = 0;
   attention::PolicyStats policy;
 };
 
@@ -149,6 +153,15 @@ class Session : public FrameSource {
   bool takes_likeliest_move() const;
   double stay_bias() const;
   void set_stay_bias(double bias);
+
+  // Note [Remembered ground], live: whether the model can remember ground (move_choice
+  // "new_ground"), and whether it does (the config's until set). Turned on, memory starts empty
+  // and fills as the view moves; it is kept across policy switches and starts empty again on
+  // reset() and load_state(), which replays under the setting. Throws wc::Error when turned on
+  // for a model that cannot; the Session is unchanged then.
+  bool can_remember_ground() const;
+  bool remember_ground() const;
+  void set_remember_ground(bool on);
 
   SessionStats stats() const;
   attention::AttentionPolicy& policy();

@@ -303,6 +303,48 @@ TEST(ModelConfig, UncoveredGroundIsPartOfNewGround) {
                         "\"new_ground\""));
 }
 
+// Note [Remembered ground]: read and written back (only when on); refused for any choice but new
+// ground, and with uncovered ground; a command line's on, off and config.
+TEST(ModelConfig, RememberedGroundIsPartOfNewGround) {
+  nlohmann::json json = game_small_json();
+  json["prediction"] = {
+      {"reference", "previous_frame"}, {"spread", 0.5}, {"move_pixels", 8},
+      {"move_choice", "new_ground"},   {"paint", true}, {"remember_ground", true}};
+  json["palette"] = {{"colours", {"#000000", "#ffffff"}}, {"snap", true}};
+  ModelConfig config = parse_model_config(json, "cfg.json");
+  EXPECT_TRUE(config.prediction.remember_ground);
+  EXPECT_TRUE(parse_model_config(model_config_to_json(config), "again").prediction.remember_ground);
+  apply_remember_ground(config, "off", "--remember-ground");
+  EXPECT_FALSE(config.prediction.remember_ground);
+  EXPECT_FALSE(model_config_to_json(config)["prediction"].contains("remember_ground"));
+  apply_remember_ground(config, "config", "--remember-ground");
+  EXPECT_FALSE(config.prediction.remember_ground);
+  apply_remember_ground(config, "on", "--remember-ground");
+  EXPECT_TRUE(config.prediction.remember_ground);
+  EXPECT_THAT(testing::error_of([&] { apply_remember_ground(config, "yes", "--remember-ground"); }),
+              HasSubstr("--remember-ground: must be on, off or config, got 'yes'"));
+
+  json["prediction"]["remember_ground"] = 1;
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'prediction.remember_ground'"));
+  json["prediction"]["remember_ground"] = true;
+  json["prediction"]["uncovered_ground"] = true;
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'prediction.remember_ground': needs move_choice "
+                        "\"new_ground\" without uncovered_ground"));
+  json["prediction"].erase("uncovered_ground");
+  json["prediction"]["move_choice"] = "sharpest";
+  json["prediction"].erase("paint");
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("field 'prediction.remember_ground'"));
+  json["prediction"].erase("remember_ground");
+  ModelConfig sharpest = parse_model_config(json, "cfg.json");
+  apply_remember_ground(sharpest, "off", "--remember-ground");
+  EXPECT_THAT(
+      testing::error_of([&] { apply_remember_ground(sharpest, "on", "--remember-ground"); }),
+      HasSubstr("cannot remember ground"));
+}
+
 // Note [Stay bias]: read and written back; refused for a mixed or drawn choice and out of range.
 TEST(ModelConfig, StayBiasNeedsTheLikeliestMove) {
   nlohmann::json json = game_small_json();

@@ -38,6 +38,7 @@ struct EvalCliOptions {
   std::string dtype;
   std::string cuda_graphs = "on";
   std::string palette_snap = "config";
+  std::string remember_ground = "config";
   int seeds = 8;
   uint64_t seed_start = 1000000;
   std::string metrics = "all";
@@ -105,7 +106,10 @@ void run_eval_command(EvalCliOptions& options) {
     throw Error(options.weights, "weights not found (expected a checkpoint folder or file)");
   }
   eval.config = resolve_config(options, game);
-  if (!game) model::apply_palette_snap(eval.config, options.palette_snap, "--palette-snap");
+  if (!game) {
+    model::apply_palette_snap(eval.config, options.palette_snap, "--palette-snap");
+    model::apply_remember_ground(eval.config, options.remember_ground, "--remember-ground");
+  }
   eval.weights = game ? "" : options.weights;
   if (game) {
     // The reference game as the model: the ceiling of every metric (and a harness check).
@@ -205,6 +209,12 @@ const bool kRegistered = register_command("eval", [](CLI::App& app) {
   cmd->add_option("--palette-snap", options->palette_snap,
                   "on, off or config: snap generated frames to the config's palette (Note "
                   "[Palette snap]); config: as the model config says")
+      ->check(CLI::IsMember({"on", "off", "config"}))
+      ->capture_default_str();
+  cmd->add_option("--remember-ground", options->remember_ground,
+                  "on, off or config: remember the ground that leaves the view and show it "
+                  "again where it comes back (Note [Remembered ground]); config: as the model "
+                  "config says")
       ->check(CLI::IsMember({"on", "off", "config"}))
       ->capture_default_str();
   cmd->add_option("--seeds", options->seeds, "Number of held-out world seeds")

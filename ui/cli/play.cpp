@@ -34,6 +34,7 @@ struct PlayOptions {
   std::string palette_snap = "config";
   double choice_temperature = 0.0;
   double stay_bias = -1.0;
+  std::string remember_ground = "config";
   std::string device = "auto";
   bool headless = false;
   int frames = 60;
@@ -203,6 +204,7 @@ int play(PlayOptions o) {
     m.palette_snap = o.palette_snap;
     m.choice_temperature = o.choice_temperature;
     m.stay_bias = o.stay_bias;
+    m.remember_ground = o.remember_ground;
     model = ui::make_model_source(m);
     log_info(model.summary);
     control = std::make_unique<ui::SessionControl>(*model.session);
@@ -306,6 +308,12 @@ const bool kRegistered = register_command("play", [](CLI::App& app) {
                   "the bias toward a pixel staying as it is when its likeliest move is taken "
                   "(Note [Stay bias]), in [0, 100]; negative: the model config's. The panel's "
                   "slider changes it live");
+  cmd->add_option("--remember-ground", o->remember_ground,
+                  "on, off or config: remember the ground that leaves the view and show it "
+                  "again where it comes back (Note [Remembered ground]); config: as the model "
+                  "config says")
+      ->check(CLI::IsMember({"on", "off", "config"}))
+      ->capture_default_str();
   cmd->add_option("--cuda-graphs", o->cuda_graphs,
                   "on or off: replay each block's denoising forwards from a CUDA graph once the "
                   "policy allows it (CUDA only)")
