@@ -9,6 +9,7 @@
 
 #include "engine/attention/registry.h"
 #include "engine/model/dit.h"
+#include "engine/model/model_config.h"
 #include "engine/model/prediction.h"
 #include "engine/model/weights.h"
 #include "engine/rollout/sampler.h"
@@ -346,6 +347,65 @@ TEST(ModelGpu, PaintedDrawsOnCudaMatchTheCpu) {
   const at::Tensor cpu = draw(at::kCPU), cuda = draw(at::kCUDA);
   EXPECT_GT((cpu >= 5).sum().item<int64_t>(), 0);
   EXPECT_GE((cpu == cuda).to(at::kFloat).mean().item<double>(), 0.999);
+}
+
+// Note [Remembered ground] on CUDA against the CPU: the velocity of a reference with a ring of
+// remembered ground (half of it unknown) on the same fresh random output, frames and draws.
+TEST(ModelGpu, RememberedGroundOnCudaMatchesTheCpu) {
+  REQUIRE_CUDA();
+  at::manual_seed(65);
+  PredictionConfig prediction;
+  prediction.previous_frame_skip = true;
+  prediction.move_pixels = 8;
+  prediction.paint_colours = 26;
+  prediction.move_choice = PredictionConfig::MoveChoice::kNewGround;
+  at::Tensor output = at::randn({2, 4, 3 + 5 + 26, 64, 64});
+  for (int f = 0; f < 4; ++f) output.select(1, f).select(1, 3 + 1 + f) += 4.0;  // one edge each
+  at::Tensor ring = at::rand({2, 4, 3, 80, 80}) * 2 - 1;
+  ring.masked_fill_((at::rand({2, 4, 1, 80, 80}) < 0.5).expand_as(ring), NAN);
+  ring.slice(3, 8, 72).slice(4, 8, 72).copy_(at::rand({2, 4, 3, 64, 64}) * 2 - 1);
+  const at::Tensor x_t = at::randn({2, 4, 3, 64, 64});
+  const at::Tensor t = at::rand({2, 4});
+  const at::Tensor paint = at::rand({26, 3}) * 2 - 1;
+  const auto velocity = [&](const at::Device& device) {
+    const ChoiceInputs choice{paint.to(device), choice_draw(x_t.to(device))};
+    return velocity_from_output(prediction, output.to(device), x_t.to(device), t.to(device),
+                                ring.to(device), choice)
+        .to(at::kCPU);
+  };
+  const at::Tensor cpu = velocity(at::kCPU), cuda = velocity(at::kCUDA);
+  EXPECT_TRUE(at::isfinite(cpu).all().item<bool>());
+  // Draws within rounding of a boundary may pick another paint: nearly every value agrees.
+  EXPECT_GE(at::isclose(cpu, cuda, 1e-4, 1e-4).to(at::kFloat).mean().item<double>(), 0.999);
+}
+
+// Note [Remembered ground] with CUDA graphs, on the bundled model (whose moves scroll): a walk
+// out and back with memory on replays from its recording exactly the frames of eager play, and
+// the memory fills.
+TEST(ModelGpu, GraphReplayWithRememberedGroundShowsTheEagerFrames) {
+  REQUIRE_CUDA();
+  const std::string bundled = std::string(WORLDCAST_SOURCE_DIR) + "/assets/models/game-small-moves";
+  ModelConfig config = load_model_config(bundled + "/config.json");
+  apply_remember_ground(config, "on", "test");
+  const auto run = [&](bool graphs) {
+    rollout::SessionOptions options;
+    options.cuda_graphs = graphs;
+    auto session = rollout::Session::create(config, bundled, "dense", nlohmann::json::object(),
+                                            1000001, at::kCUDA, options);
+    std::vector<at::Tensor> frames;
+    for (int i = 0; i < 24; ++i) {
+      session->step(i < 12 ? Action::kRight : Action::kLeft);
+      frames.push_back(session->frame_on_device().to(at::kCPU, at::kFloat));
+    }
+    return std::make_pair(at::stack(frames), session->stats());
+  };
+  const auto [eager, eager_stats] = run(false);
+  const auto [graphed, stats] = run(true);
+  EXPECT_GE(stats.graph_replayed_blocks, 8);
+  EXPECT_GT(stats.remembered_cells, 0);
+  EXPECT_EQ(stats.view_x, eager_stats.view_x);
+  EXPECT_TRUE(at::equal(graphed, eager))
+      << "max difference " << (graphed - eager).abs().max().item<float>();
 }
 
 }  // namespace
