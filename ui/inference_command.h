@@ -22,6 +22,7 @@ struct InferenceCommand {
     kSetPaletteSnap,        // `value` 1: snap to the palette, 0: raw frames (Note [Palette snap])
     kSetChoiceTemperature,  // `value`: drawn choices' temperature (Note [Choice temperature])
     kSetStayBias,           // `value`: the bias toward "as it is" (Note [Stay bias])
+    kSetRememberGround,     // `value` 1: remember ground, 0: forget it (Note [Remembered ground])
   };
   Kind kind = Kind::kTogglePause;
   uint64_t seed = 0;
@@ -54,6 +55,9 @@ struct InferenceCommand {
   }
   static InferenceCommand set_stay_bias(double bias) {
     return {Kind::kSetStayBias, 0, {}, {}, bias};
+  }
+  static InferenceCommand set_remember_ground(bool on) {
+    return {Kind::kSetRememberGround, 0, {}, {}, on ? 1.0 : 0.0};
   }
 };
 

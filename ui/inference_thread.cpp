@@ -189,6 +189,17 @@ void InferenceThread::apply_one(const InferenceCommand& command) {
       }
       break;
     }
+    case Kind::kSetRememberGround: {
+      need_policy("remember ground");
+      const bool on = command.value != 0.0;
+      control_->set_remember_ground(on);
+      error_.clear();
+      if (recorder_) {
+        recorder_->note_change(source_.frame_index(),
+                               on ? "remember ground on" : "remember ground off");
+      }
+      break;
+    }
     case Kind::kSetStayBias: {
       need_policy("stay bias");
       control_->set_stay_bias(command.value);
@@ -284,6 +295,7 @@ void InferenceThread::start_recording(const std::string& dir) {
     if (control_->has_palette()) meta["palette_snap"] = control_->palette_snap();
     if (control_->draws_choices()) meta["choice_temperature"] = control_->choice_temperature();
     if (control_->takes_likeliest_move()) meta["stay_bias"] = control_->stay_bias();
+    if (control_->can_remember_ground()) meta["remember_ground"] = control_->remember_ground();
   }
   recorder_ = std::make_unique<SessionRecorder>(dir, std::move(meta));
   record_note_.clear();

@@ -154,6 +154,9 @@ PolicyRunStats SessionControl::run_stats() const {
   run.choice_temperature = session_.choice_temperature();
   run.takes_likeliest_move = session_.takes_likeliest_move();
   run.stay_bias = session_.stay_bias();
+  run.can_remember_ground = session_.can_remember_ground();
+  run.remember_ground = session_.remember_ground();
+  run.remembered_cells = stats.remembered_cells;
   run.policy = stats.policy;
   return run;
 }
@@ -193,6 +196,15 @@ double SessionControl::stay_bias() const {
 }
 void SessionControl::set_stay_bias(double bias) {
   session_.set_stay_bias(bias);
+}
+bool SessionControl::can_remember_ground() const {
+  return session_.can_remember_ground();
+}
+bool SessionControl::remember_ground() const {
+  return session_.remember_ground();
+}
+void SessionControl::set_remember_ground(bool on) {
+  session_.set_remember_ground(on);
 }
 
 }  // namespace wc::ui

@@ -77,6 +77,9 @@ class SessionControl final : public PolicyControl {
   bool takes_likeliest_move() const override;
   double stay_bias() const override;
   void set_stay_bias(double bias) override;
+  bool can_remember_ground() const override;
+  bool remember_ground() const override;
+  void set_remember_ground(bool on) override;
 
  private:
   rollout::Session& session_;

@@ -79,19 +79,38 @@ void draw_policy(const LiveStats& stats, PanelModel& model) {
   }
 }
 
+// A hovered item's tooltip, wrapped to a readable width.
+void wrapped_tooltip(const char* text) {
+  if (!ImGui::IsItemHovered()) return;
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 24.0f);
+  ImGui::TextUnformatted(text);
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
+}
+
 // Note [Palette snap], live: only a model whose config has a palette shows the checkbox.
 void draw_palette_snap(const LiveStats& stats, PanelModel& model) {
   if (!stats.run.has_palette) return;
   bool snap = stats.run.palette_snap;
   if (ImGui::Checkbox("Snap to palette", &snap)) model.set_palette_snap(snap);
-  if (ImGui::IsItemHovered()) {
-    ImGui::BeginTooltip();
-    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 24.0f);
-    ImGui::TextUnformatted(
-        "Round each generated pixel to the nearest colour of the training data (Note [Palette "
-        "snap]); off shows the model's raw frames");
-    ImGui::PopTextWrapPos();
-    ImGui::EndTooltip();
+  wrapped_tooltip(
+      "Round each generated pixel to the nearest colour of the training data (Note [Palette "
+      "snap]); off shows the model's raw frames");
+}
+
+// Note [Remembered ground], live: only a model that can remember shows the checkbox, with the
+// cells of ground it holds, so one sees the memory fill on a walk and empty as it forgets.
+void draw_remember_ground(const LiveStats& stats, PanelModel& model) {
+  if (!stats.run.can_remember_ground) return;
+  bool on = stats.run.remember_ground;
+  if (ImGui::Checkbox("Remember ground", &on)) model.set_remember_ground(on);
+  wrapped_tooltip(
+      "Keep the ground that scrolls out of view and show it again when you walk back (Note "
+      "[Remembered ground]); off draws every returning strip as new ground");
+  if (stats.run.remember_ground) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("%lld cells", static_cast<long long>(stats.run.remembered_cells));
   }
 }
 
@@ -243,6 +262,7 @@ PanelRequests draw_control_window(const PanelView& view, const LiveStats* stats,
     ImGui::Separator();
     draw_policy(*stats, model);
     draw_palette_snap(*stats, model);
+    draw_remember_ground(*stats, model);
     draw_choice_temperature(*stats, model);
     draw_stay_bias(*stats, model);
     draw_sliders(*stats, model);

@@ -46,6 +46,11 @@ struct PolicyRunStats {
   // is" it takes it with now (the panel's slider shows only when it takes one).
   bool takes_likeliest_move = false;
   double stay_bias = 0.0;
+  // Note [Remembered ground]: whether the model can remember the ground it leaves, whether it
+  // does now, and how many cells of ground it holds (-1 while it does not remember).
+  bool can_remember_ground = false;
+  bool remember_ground = false;
+  int64_t remembered_cells = -1;
   attention::PolicyStats policy;
 };
 
@@ -79,6 +84,11 @@ class PolicyControl {
   virtual bool takes_likeliest_move() const = 0;
   virtual double stay_bias() const = 0;
   virtual void set_stay_bias(double bias) = 0;
+  // Note [Remembered ground], live, likewise: throws wc::Error when turned on for a model that
+  // cannot remember and leaves the game unchanged; turned off, what was remembered is dropped.
+  virtual bool can_remember_ground() const = 0;
+  virtual bool remember_ground() const = 0;
+  virtual void set_remember_ground(bool on) = 0;
 };
 
 }  // namespace wc::ui

@@ -84,6 +84,10 @@ void SessionRecorder::finish(const std::vector<Action>& actions_since_reset,
     if (meta_.contains("stay_bias") && meta_["stay_bias"].is_number()) {
       replay += " --stay-bias " + meta_["stay_bias"].dump();
     }
+    if (meta_.contains("remember_ground") && meta_["remember_ground"].is_boolean()) {
+      replay += std::string(" --remember-ground ") +
+                (meta_["remember_ground"].get<bool>() ? "on" : "off");
+    }
     replay += " --headless --seed " + std::to_string(meta_.value("seed", uint64_t{0})) +
               " --actions " + (dir / "actions.txt").string() + " --frames " +
               std::to_string(actions_since_reset.size()) + " --out " + (dir / "replay").string();

@@ -296,6 +296,10 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
         prediction.fail(prediction.field_path("remember_ground"), problem);
       }
     }
+    if (prediction.has("remember_frames")) {
+      config.prediction.remember_frames =
+          prediction.integer("remember_frames", 0, PredictionConfig::kMaxRememberFrames);
+    }
     if (prediction.has("stay_bias")) {
       config.prediction.stay_bias =
           prediction.number("stay_bias", 0.0, PredictionConfig::kMaxStayBias);
@@ -422,6 +426,9 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
         out["prediction"]["uncovered_ground"] = config.prediction.uncovered_ground;
       }
       if (config.prediction.remember_ground) out["prediction"]["remember_ground"] = true;
+      if (config.prediction.remember_frames != 0) {
+        out["prediction"]["remember_frames"] = config.prediction.remember_frames;
+      }
       if (config.prediction.stay_bias != 0.0) {
         out["prediction"]["stay_bias"] = config.prediction.stay_bias;
       }

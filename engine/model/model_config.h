@@ -82,6 +82,10 @@ struct PredictionConfig {
   // reads it back where the likeliest move reaches past the border. Needs move_choice
   // "new_ground" without uncovered ground.
   bool remember_ground = false;
+  // How many frames a remembered cell lasts from its first write (Note [World memory]); 0: until
+  // the memory's cap forces it out.
+  int remember_frames = 0;
+  static constexpr int kMaxRememberFrames = 1 << 24;
   // Why this config cannot remember ground, or "" when it can.
   std::string remember_ground_problem() const;
   // Note [Painted pixels] (prediction.h): with `"paint": true` every colour of the model's

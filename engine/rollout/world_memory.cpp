@@ -33,14 +33,21 @@ const float* frame_values(const at::Tensor& frame, int channels, int height, int
 
 }  // namespace
 
-WorldMemory::WorldMemory(int height, int width, int channels, int move_pixels, int64_t max_cells)
-    : height_(height), width_(width), channels_(channels), m_(move_pixels), max_cells_(max_cells) {
+WorldMemory::WorldMemory(int height, int width, int channels, int move_pixels, int64_t max_cells,
+                         int64_t max_age_frames)
+    : height_(height),
+      width_(width),
+      channels_(channels),
+      m_(move_pixels),
+      max_cells_(max_cells),
+      max_age_frames_(max_age_frames) {
   if (m_ <= 0 || height_ < 2 * m_ || width_ < 2 * m_ || height_ % m_ != 0 || width_ % m_ != 0) {
     throw Error("world memory", "a " + std::to_string(width_) + "x" + std::to_string(height_) +
                                     " frame is not a whole number (at least two) of moves of " +
                                     std::to_string(m_) + " pixels each way");
   }
   if (max_cells_ < 1) throw Error("world memory", "max_cells must be positive");
+  if (max_age_frames_ < 0) throw Error("world memory", "max_age_frames must not be negative");
 }
 
 uint64_t WorldMemory::key(int64_t cell_y, int64_t cell_x) {
@@ -53,8 +60,19 @@ WorldMemory::Cell& WorldMemory::cell_at(int64_t cell_y, int64_t cell_x) {
   if (cell.bytes.empty()) {
     cell.bytes.assign(static_cast<size_t>(channels_) * m_ * m_, 0);
     cell.known.assign(static_cast<size_t>(m_) * m_, 0);
+    cell.born = frame_;
   }
   return cell;
+}
+
+bool WorldMemory::expired(const Cell& cell) const {
+  return max_age_frames_ > 0 && frame_ - cell.born >= static_cast<uint64_t>(max_age_frames_);
+}
+
+void WorldMemory::forget_expired() {
+  for (auto it = cells_.begin(); it != cells_.end();) {
+    it = expired(it->second) ? cells_.erase(it) : std::next(it);
+  }
 }
 
 void WorldMemory::forget_oldest() {
@@ -74,6 +92,8 @@ int WorldMemory::observe(const at::Tensor& before, const at::Tensor& after) {
   at::Tensor keep_before, keep_after;
   const float* b = frame_values(before, channels_, height_, width_, keep_before);
   const float* a = frame_values(after, channels_, height_, width_, keep_after);
+  ++frame_;
+  if (max_age_frames_ > 0) forget_expired();
   const int64_t h = height_, w = width_, plane = h * w, m = m_;
   // The moves' offsets (rows, columns) in prediction.h's order: after(p) = before(p + o_j).
   const int64_t offsets[5][2] = {{0, 0}, {-m, 0}, {m, 0}, {0, -m}, {0, m}};

@@ -29,11 +29,23 @@ namespace wc::rollout {
 // Memory is bounded: past `max_cells` cells the least recently written quarter is forgotten, so
 // a 100 000-frame walk into new ground does not grow without end. Everything follows from the
 // frames, so a replayed rollout remembers the same.
+//
+// Memory can also be short: with `max_age_frames` = T > 0 a cell is forgotten T frames (calls
+// to observe) after it was first written, however often it was written since. The model's
+// world decays in view (water turns to flickering speckle within a hundred frames, pixels that
+// stay while their neighbours scroll leave a lattice of dots), and a memory that keeps every
+// cell for good brings that damage back on every return, where a forgetting view repaints it as
+// fresh ground: on the 10 000-frame stability run a lasting memory ended as a field of
+// flickering dots. Counting from the first write, not the last, bounds how long any damage can
+// come back, even on a walk that hovers over the same few cells. Short trips (walk away, come
+// back) still find their ground.
 class WorldMemory {
  public:
   // Frames of `height` x `width` pixels and `channels` channels in [−1, 1], moves of
-  // `move_pixels`; both sizes must be whole numbers of moves.
-  WorldMemory(int height, int width, int channels, int move_pixels, int64_t max_cells = 1 << 16);
+  // `move_pixels`; both sizes must be whole numbers of moves. `max_age_frames` 0 keeps cells
+  // until `max_cells` forces them out.
+  WorldMemory(int height, int width, int channels, int move_pixels, int64_t max_cells = 1 << 16,
+              int64_t max_age_frames = 0);
 
   // The frame shown before a generated frame and that frame ([C, H, W], float32, CPU): finds the
   // step it took (Note [World memory]), writes the ground the step pushed out of view, and moves
@@ -49,19 +61,24 @@ class WorldMemory {
   int64_t view_x() const { return view_x_; }
   int64_t cells() const { return static_cast<int64_t>(cells_.size()); }
   int64_t max_cells() const { return max_cells_; }
+  int64_t max_age_frames() const { return max_age_frames_; }
 
  private:
   struct Cell {
     std::vector<uint8_t> bytes;  // [C, m, m], a pixel's value v stored as round((v + 1) · 127.5)
     std::vector<uint8_t> known;  // [m, m]: 1 where ground was written
     uint64_t written = 0;        // when it was last written (for forgetting)
+    uint64_t born = 0;           // the frame it was first written (for max_age_frames)
   };
+  bool expired(const Cell& cell) const;
+  void forget_expired();
   static uint64_t key(int64_t cell_y, int64_t cell_x);
   Cell& cell_at(int64_t cell_y, int64_t cell_x);
   void forget_oldest();
 
   int height_, width_, channels_, m_;
-  int64_t max_cells_;
+  int64_t max_cells_, max_age_frames_;
+  uint64_t frame_ = 0;  // calls to observe
   int64_t view_y_ = 0, view_x_ = 0;
   uint64_t clock_ = 0;
   std::unordered_map<uint64_t, Cell> cells_;

@@ -280,6 +280,9 @@ TEST(ModelConfig, NewGroundDrawsAmongPaintsAndNeedsThem) {
                                                 "/assets/models/game-small-moves/config.json");
   EXPECT_EQ(bundled.prediction.move_choice, PredictionConfig::MoveChoice::kNewGround);
   EXPECT_EQ(bundled.prediction.paint_colours, 26);
+  // ... and remembers the ground it leaves for 128 frames (session 17, Note [World memory]).
+  EXPECT_TRUE(bundled.prediction.remember_ground);
+  EXPECT_EQ(bundled.prediction.remember_frames, 128);
 }
 
 // Note [Uncovered ground]: read and written back; refused for any choice but new ground.
@@ -343,6 +346,34 @@ TEST(ModelConfig, RememberedGroundIsPartOfNewGround) {
   EXPECT_THAT(
       testing::error_of([&] { apply_remember_ground(sharpest, "on", "--remember-ground"); }),
       HasSubstr("cannot remember ground"));
+}
+
+// Note [World memory]: how long a remembered cell lasts, read and written back (only when set);
+// refused when negative or not a whole number.
+TEST(ModelConfig, RememberFramesIsAWholeNumberOfFrames) {
+  nlohmann::json json = game_small_json();
+  json["prediction"] = {{"reference", "previous_frame"},
+                        {"spread", 0.5},
+                        {"move_pixels", 8},
+                        {"move_choice", "new_ground"},
+                        {"remember_ground", true},
+                        {"remember_frames", 300},
+                        {"paint", true}};
+  json["palette"] = {{"colours", {"#000000", "#ffffff"}}, {"snap", true}};
+  const ModelConfig config = parse_model_config(json, "cfg.json");
+  EXPECT_EQ(config.prediction.remember_frames, 300);
+  EXPECT_EQ(parse_model_config(model_config_to_json(config), "again").prediction.remember_frames,
+            300);
+  json["prediction"].erase("remember_frames");
+  const ModelConfig lasting = parse_model_config(json, "cfg.json");
+  EXPECT_EQ(lasting.prediction.remember_frames, 0);
+  EXPECT_FALSE(model_config_to_json(lasting)["prediction"].contains("remember_frames"));
+  for (const nlohmann::json& bad : {nlohmann::json(-1), nlohmann::json(2.5), nlohmann::json("x")}) {
+    json["prediction"]["remember_frames"] = bad;
+    EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+                HasSubstr("cfg.json: field 'prediction.remember_frames'"))
+        << bad;
+  }
 }
 
 // Note [Stay bias]: read and written back; refused for a mixed or drawn choice and out of range.

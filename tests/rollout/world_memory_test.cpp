@@ -2,7 +2,8 @@
 // step, keeps the view where the walk took it, and its ring shows exactly the world pixels the
 // walk saw and nothing else (a loop over pixels is the reference); a screen-fixed overlay is
 // never written into the world; still frames and frames that are no scroll move nothing; past its
-// cap it forgets the oldest ground and keeps the newest; on the real game it follows the camera
+// cap it forgets the oldest ground and keeps the newest; a short memory forgets a cell its age
+// after the cell was first written; on the real game it follows the camera
 // and the ring on the way back is the ground seen on the way out; bad sizes are refused.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -162,6 +163,40 @@ TEST(WorldMemory, PastItsCapItForgetsTheOldestGroundAndKeepsTheNewest) {
       at::isnan(memory.surround(view_of(world, 0, x)).slice(2, 0, kMove)).all().item<bool>());
 }
 
+// A short memory forgets a cell max_age_frames after its first write, even when a return
+// wrote it again in between; a lasting one keeps it.
+TEST(WorldMemory, AShortMemoryForgetsACellItsAgeAfterItWasFirstWritten) {
+  const at::Tensor world = random_world(64, 9);
+  const int64_t age = 8;
+  WorldMemory lasting(kView, kView, kChannels, kMove);
+  WorldMemory short_memory(kView, kView, kChannels, kMove, 1 << 16, age);
+  const at::Tensor home = view_of(world, 24, 24), right = view_of(world, 24, 28);
+  const auto left_ring = [&](const WorldMemory& memory) {
+    return memory.surround(right).slice(2, 0, kMove).slice(1, kMove, kMove + kView);
+  };
+  const at::Tensor left_strip = world.slice(1, 24, 24 + kView).slice(2, 24, 28);
+  // Frame 1 writes the left strip; frames 2 and 3 walk back and out again, writing it anew.
+  const std::vector<std::pair<at::Tensor, at::Tensor>> walk = {
+      {home, right}, {right, home}, {home, right}};
+  for (WorldMemory* memory : {&lasting, &short_memory}) {
+    for (const auto& [before, after] : walk) memory->observe(before, after);
+  }
+  int64_t frame = 3;
+  for (; frame < age; ++frame) {  // still frames up to the strip's last frame
+    short_memory.observe(right, right);
+    lasting.observe(right, right);
+  }
+  EXPECT_TRUE(at::allclose(left_ring(short_memory), left_strip));
+  short_memory.observe(right, right);  // frame `age` + 1: `age` frames after frame 1
+  lasting.observe(right, right);
+  EXPECT_TRUE(at::isnan(left_ring(short_memory)).all().item<bool>());
+  EXPECT_TRUE(at::allclose(left_ring(lasting), left_strip));
+  // What is forgotten is written again by the next scroll, and lasts its age from then.
+  short_memory.observe(right, home);
+  short_memory.observe(home, right);
+  EXPECT_TRUE(at::allclose(left_ring(short_memory), left_strip));
+}
+
 TEST(WorldMemory, OnTheGameItFollowsTheCameraAndTheWayBackShowsTheWayOut) {
   game::GameConfig config;
   config.seed = 1000003;
@@ -219,6 +254,8 @@ TEST(WorldMemory, BadSizesAreRefused) {
   EXPECT_THAT(testing::error_of([] { WorldMemory(18, 16, 3, 4); }), HasSubstr("whole number"));
   EXPECT_THAT(testing::error_of([] { WorldMemory(4, 16, 3, 4); }), HasSubstr("whole number"));
   EXPECT_THAT(testing::error_of([] { WorldMemory(16, 16, 3, 4, 0); }), HasSubstr("max_cells"));
+  EXPECT_THAT(testing::error_of([] { WorldMemory(16, 16, 3, 4, 8, -1); }),
+              HasSubstr("max_age_frames"));
   WorldMemory memory(kView, kView, kChannels, kMove);
   const at::Tensor frame = at::zeros({kChannels, kView, kView});
   EXPECT_THAT(testing::error_of([&] {

@@ -319,6 +319,51 @@ TEST_F(LiveModel, StayBiasCommandReachesTheSession) {
   EXPECT_FALSE(plain->run.takes_likeliest_move);
 }
 
+// Note [Remembered ground] from the panel's checkbox: the command reaches a model that draws new
+// ground, the stats show it and its cells, the recording starts with the choice in its replay
+// command and notes the change; the plain velocity rejects it and plays on.
+TEST_F(LiveModel, RememberGroundCommandReachesTheSession) {
+  model::ModelConfig config = wc::testing::tiny_config();
+  config.palette.colours = {{0, 0, 0}, {255, 255, 255}, {98, 178, 74}, {46, 102, 204}};
+  config.prediction.previous_frame_skip = true;
+  config.prediction.move_pixels = 4;
+  config.prediction.move_choice = model::PredictionConfig::MoveChoice::kNewGround;
+  config.prediction.paint_colours = 4;
+  auto session = Session::create(config, "", "dense", {{"window", 3}}, 11, at::kCPU);
+  SessionControl control(*session);
+  HeadlessRenderer renderer(*context_, 16, 16, 16, 16);
+  const InferenceOptions options = recorded_play_options();
+  InferenceThread inference(*session, renderer.sink(), &control, options);
+  const fs::path record = dir_ / "rec";
+  inference.send(InferenceCommand::start_recording(record.string()));
+  inference.start();
+  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return s.frames_produced >= 2; }, kWait));
+  EXPECT_TRUE(inference.stats()->run.can_remember_ground);
+  EXPECT_FALSE(inference.stats()->run.remember_ground);
+  EXPECT_EQ(inference.stats()->run.remembered_cells, -1);
+  inference.send(InferenceCommand::set_remember_ground(true));
+  ASSERT_TRUE(inference.wait_for(
+      [](const LiveStats& s) { return s.run.remember_ground && s.run.remembered_cells >= 0; },
+      kWait));
+  inference.send(InferenceCommand::stop_recording());
+  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return !s.recording; }, kWait));
+  const std::shared_ptr<const LiveStats> stats = inference.stats();
+  inference.stop();
+  EXPECT_TRUE(stats->error.empty()) << stats->error;
+  EXPECT_TRUE(session->remember_ground());
+  std::ifstream record_json(record / "record.json");
+  const nlohmann::json meta = nlohmann::json::parse(record_json);
+  EXPECT_EQ(meta["remember_ground"], false);
+  EXPECT_THAT(meta["replay_command"].get<std::string>(), HasSubstr("--remember-ground off"));
+  ASSERT_EQ(meta["changes"].size(), 1u);
+  EXPECT_EQ(meta["changes"][0]["what"], "remember ground on");
+
+  const auto plain = rejected_by_a_plain_model(InferenceCommand::set_remember_ground(true));
+  EXPECT_THAT(plain->error, HasSubstr("remembered ground needs move_choice"));
+  EXPECT_FALSE(plain->run.can_remember_ground);
+  EXPECT_FALSE(plain->run.remember_ground);
+}
+
 // A model without a palette rejects the command (the game goes on); so does a source without a
 // policy.
 TEST_F(LiveModel, PaletteSnapWithoutAPaletteIsRejected) {

@@ -186,6 +186,18 @@ TEST(PanelModel, PaletteSnapBecomesACommand) {
   EXPECT_EQ(c[1].value, 1.0);
 }
 
+TEST(PanelModel, RememberGroundBecomesACommand) {
+  PanelModel model(0, ".");
+  model.set_remember_ground(true);
+  model.set_remember_ground(false);
+  const auto c = model.take_commands();
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].kind, Kind::kSetRememberGround);
+  EXPECT_EQ(c[0].value, 1.0);
+  EXPECT_EQ(c[1].kind, Kind::kSetRememberGround);
+  EXPECT_EQ(c[1].value, 0.0);
+}
+
 TEST(PanelModel, ChoiceTemperatureBecomesACommand) {
   PanelModel model(0, ".");
   model.set_choice_temperature(0.25);
@@ -299,6 +311,22 @@ TEST_F(PanelDraw, PaletteCheckboxOnlyForAModelWithAPalette) {
   stats.run.has_palette = true;
   stats.run.palette_snap = true;
   EXPECT_GT(draw(&stats, model), without);
+  EXPECT_TRUE(model.take_commands().empty());
+}
+
+// Note [Remembered ground]: the checkbox is drawn for a model that can remember only, and the
+// count of remembered cells beside it while it remembers.
+TEST_F(PanelDraw, RememberGroundCheckboxOnlyForAModelThatCanRemember) {
+  PanelModel model(0, ".");
+  LiveStats stats = model_stats({{"theta_sink", 0.9}, {"window", 6}});
+  model.observe(stats);
+  const int without = draw(&stats, model);
+  stats.run.can_remember_ground = true;
+  const int off = draw(&stats, model);
+  EXPECT_GT(off, without);
+  stats.run.remember_ground = true;
+  stats.run.remembered_cells = 42;
+  EXPECT_GT(draw(&stats, model), off);
   EXPECT_TRUE(model.take_commands().empty());
 }
 
