@@ -280,8 +280,9 @@ TEST(ModelConfig, NewGroundDrawsAmongPaintsAndNeedsThem) {
                                                 "/assets/models/game-small-moves/config.json");
   EXPECT_EQ(bundled.prediction.move_choice, PredictionConfig::MoveChoice::kNewGround);
   EXPECT_EQ(bundled.prediction.paint_colours, 26);
-  // ... and remembers the ground it leaves for 128 frames (session 17, Note [World memory]).
-  EXPECT_TRUE(bundled.prediction.remember_ground);
+  // Remembered ground is off by default; turned on, it lasts 128 frames (session 17, Note
+  // [World memory]).
+  EXPECT_FALSE(bundled.prediction.remember_ground);
   EXPECT_EQ(bundled.prediction.remember_frames, 128);
 }
 
