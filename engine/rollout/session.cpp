@@ -226,9 +226,9 @@ struct Session::Impl {
   }
 
   std::unique_ptr<WorldMemory> make_memory() const {
-    return std::make_unique<WorldMemory>(size.height, size.width, config.channels,
-                                         config.prediction.move_pixels, int64_t{1} << 16,
-                                         config.prediction.remember_frames);
+    return std::make_unique<WorldMemory>(
+        size.height, size.width, config.channels, config.prediction.move_pixels,
+        WorldMemory::kDefaultMaxCells, config.prediction.remember_frames);
   }
 
   // The frame before the next block on the host, float32 [C, H, W].

@@ -41,11 +41,13 @@ namespace wc::rollout {
 // back) still find their ground.
 class WorldMemory {
  public:
+  static constexpr int64_t kDefaultMaxCells = int64_t{1} << 16;
+
   // Frames of `height` x `width` pixels and `channels` channels in [−1, 1], moves of
   // `move_pixels`; both sizes must be whole numbers of moves. `max_age_frames` 0 keeps cells
   // until `max_cells` forces them out.
-  WorldMemory(int height, int width, int channels, int move_pixels, int64_t max_cells = 1 << 16,
-              int64_t max_age_frames = 0);
+  WorldMemory(int height, int width, int channels, int move_pixels,
+              int64_t max_cells = kDefaultMaxCells, int64_t max_age_frames = 0);
 
   // The frame shown before a generated frame and that frame ([C, H, W], float32, CPU): finds the
   // step it took (Note [World memory]), writes the ground the step pushed out of view, and moves

@@ -169,7 +169,7 @@ TEST(WorldMemory, AShortMemoryForgetsACellItsAgeAfterItWasFirstWritten) {
   const at::Tensor world = random_world(64, 9);
   const int64_t age = 8;
   WorldMemory lasting(kView, kView, kChannels, kMove);
-  WorldMemory short_memory(kView, kView, kChannels, kMove, 1 << 16, age);
+  WorldMemory short_memory(kView, kView, kChannels, kMove, WorldMemory::kDefaultMaxCells, age);
   const at::Tensor home = view_of(world, 24, 24), right = view_of(world, 24, 28);
   const auto left_ring = [&](const WorldMemory& memory) {
     return memory.surround(right).slice(2, 0, kMove).slice(1, kMove, kMove + kView);
