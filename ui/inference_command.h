@@ -20,6 +20,7 @@ struct InferenceCommand {
     kStopRecording,
     kSetFrameRate,          // `value` frames per second (Note [Game frame rate]); 0: the display's
     kSetPaletteSnap,        // `value` 1: snap to the palette, 0: raw frames (Note [Palette snap])
+    kSetPatchSnap,          // `value` 1: snap to the patch book, 0: do not (Note [Patch snap])
     kSetChoiceTemperature,  // `value`: drawn choices' temperature (Note [Choice temperature])
     kSetStayBias,           // `value`: the bias toward "as it is" (Note [Stay bias])
     kSetRememberGround,     // `value` 1: remember ground, 0: forget it (Note [Remembered ground])
@@ -49,6 +50,9 @@ struct InferenceCommand {
   }
   static InferenceCommand set_palette_snap(bool on) {
     return {Kind::kSetPaletteSnap, 0, {}, {}, on ? 1.0 : 0.0};
+  }
+  static InferenceCommand set_patch_snap(bool on) {
+    return {Kind::kSetPatchSnap, 0, {}, {}, on ? 1.0 : 0.0};
   }
   static InferenceCommand set_choice_temperature(double temperature) {
     return {Kind::kSetChoiceTemperature, 0, {}, {}, temperature};

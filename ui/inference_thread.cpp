@@ -189,6 +189,16 @@ void InferenceThread::apply_one(const InferenceCommand& command) {
       }
       break;
     }
+    case Kind::kSetPatchSnap: {
+      need_policy("patch snap");
+      const bool on = command.value != 0.0;
+      control_->set_patch_snap(on);
+      error_.clear();
+      if (recorder_) {
+        recorder_->note_change(source_.frame_index(), on ? "patch snap on" : "patch snap off");
+      }
+      break;
+    }
     case Kind::kSetRememberGround: {
       need_policy("remember ground");
       const bool on = command.value != 0.0;
@@ -293,6 +303,7 @@ void InferenceThread::start_recording(const std::string& dir) {
     meta["policy_settings"] = control_->policy_settings();
     // Live toggles may have left the snap other than the command line's choice.
     if (control_->has_palette()) meta["palette_snap"] = control_->palette_snap();
+    if (control_->has_patch_book()) meta["patch_snap"] = control_->patch_snap();
     if (control_->draws_choices()) meta["choice_temperature"] = control_->choice_temperature();
     if (control_->takes_likeliest_move()) meta["stay_bias"] = control_->stay_bias();
     if (control_->can_remember_ground()) meta["remember_ground"] = control_->remember_ground();

@@ -84,6 +84,7 @@ ModelSource make_model_source(const ModelSourceOptions& options) {
   ModelSource source;
   model::ModelConfig config = resolve_config(options, &source.config_file);
   model::apply_palette_snap(config, options.palette_snap, "--palette-snap");
+  model::apply_patch_snap(config, options.patch_snap, "--patch-snap");
   if (options.choice_temperature != 0.0) {
     const std::string problem =
         config.prediction.choice_temperature_problem(options.choice_temperature);
@@ -150,6 +151,8 @@ PolicyRunStats SessionControl::run_stats() const {
   run.graph_recordings = stats.graph_recordings;
   run.has_palette = session_.has_palette();
   run.palette_snap = session_.palette_snap();
+  run.has_patch_book = session_.has_patch_book();
+  run.patch_snap = session_.patch_snap();
   run.draws_choices = session_.draws_choices();
   run.choice_temperature = session_.choice_temperature();
   run.takes_likeliest_move = session_.takes_likeliest_move();
@@ -178,6 +181,15 @@ bool SessionControl::palette_snap() const {
 }
 void SessionControl::set_palette_snap(bool on) {
   session_.set_palette_snap(on);
+}
+bool SessionControl::has_patch_book() const {
+  return session_.has_patch_book();
+}
+bool SessionControl::patch_snap() const {
+  return session_.patch_snap();
+}
+void SessionControl::set_patch_snap(bool on) {
+  session_.set_patch_snap(on);
 }
 bool SessionControl::draws_choices() const {
   return session_.draws_choices();

@@ -32,6 +32,8 @@ struct ModelSourceOptions {
   bool cuda_graphs = true;  // SessionOptions::cuda_graphs
   // Note [Palette snap]: "config" (the config's choice), "on" or "off".
   std::string palette_snap = "config";
+  // Note [Patch snap]: "config", "on" or "off".
+  std::string patch_snap = "config";
   // Note [Choice temperature]: the drawn choices' temperature; 0 keeps the config's.
   double choice_temperature = 0.0;
   // Note [Stay bias]: the bias toward "as it is"; negative keeps the config's.
@@ -71,6 +73,9 @@ class SessionControl final : public PolicyControl {
   bool has_palette() const override;
   bool palette_snap() const override;
   void set_palette_snap(bool on) override;
+  bool has_patch_book() const override;
+  bool patch_snap() const override;
+  void set_patch_snap(bool on) override;
   bool draws_choices() const override;
   double choice_temperature() const override;
   void set_choice_temperature(double temperature) override;

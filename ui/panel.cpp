@@ -99,6 +99,17 @@ void draw_palette_snap(const LiveStats& stats, PanelModel& model) {
       "snap]); off shows the model's raw frames");
 }
 
+// Note [Patch snap], live: only a model whose config names a patch book shows the checkbox.
+void draw_patch_snap(const LiveStats& stats, PanelModel& model) {
+  if (!stats.run.has_patch_book) return;
+  bool snap = stats.run.patch_snap;
+  if (ImGui::Checkbox("Snap to patches", &snap)) model.set_patch_snap(snap);
+  wrapped_tooltip(
+      "Replace each generated 8x8 patch by the nearest patch of the training data when they "
+      "differ in a few pixels (Note [Patch snap]): repairs the sprite and the world before the "
+      "next frame copies the damage");
+}
+
 // Note [Remembered ground], live: only a model that can remember shows the checkbox, with the
 // cells of ground it holds, so one sees the memory fill on a walk and empty as it forgets.
 void draw_remember_ground(const LiveStats& stats, PanelModel& model) {
@@ -262,6 +273,7 @@ PanelRequests draw_control_window(const PanelView& view, const LiveStats* stats,
     ImGui::Separator();
     draw_policy(*stats, model);
     draw_palette_snap(*stats, model);
+    draw_patch_snap(*stats, model);
     draw_remember_ground(*stats, model);
     draw_choice_temperature(*stats, model);
     draw_stay_bias(*stats, model);

@@ -225,6 +225,9 @@ void PanelModel::reclassify() {
 void PanelModel::set_palette_snap(bool on) {
   commands_.push_back(InferenceCommand::set_palette_snap(on));
 }
+void PanelModel::set_patch_snap(bool on) {
+  commands_.push_back(InferenceCommand::set_patch_snap(on));
+}
 void PanelModel::set_remember_ground(bool on) {
   commands_.push_back(InferenceCommand::set_remember_ground(on));
 }

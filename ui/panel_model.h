@@ -68,6 +68,8 @@ class PanelModel {
   void reclassify();
   // Note [Palette snap]: snaps the model's frames to its palette from the next block on, or not.
   void set_palette_snap(bool on);
+  // Note [Patch snap]: snaps the model's patches to its patch book from the next block on, or not.
+  void set_patch_snap(bool on);
   void set_remember_ground(bool on);
   // Note [Choice temperature]: the drawn choices' temperature from the next block on.
   void set_choice_temperature(double temperature);

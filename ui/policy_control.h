@@ -38,6 +38,9 @@ struct PolicyRunStats {
   // snapped to it now (the panel's checkbox shows only with a palette).
   bool has_palette = false;
   bool palette_snap = false;
+  // Note [Patch snap], likewise for the config's patch book.
+  bool has_patch_book = false;
+  bool patch_snap = false;
   // Note [Choice temperature]: whether the model draws choices (Note [New ground]), and the
   // temperature it draws them at now (the panel's slider shows only when it draws).
   bool draws_choices = false;
@@ -74,6 +77,10 @@ class PolicyControl {
   virtual bool has_palette() const = 0;
   virtual bool palette_snap() const = 0;
   virtual void set_palette_snap(bool on) = 0;
+  // Note [Patch snap], likewise (throws for a model without a patch book).
+  virtual bool has_patch_book() const = 0;
+  virtual bool patch_snap() const = 0;
+  virtual void set_patch_snap(bool on) = 0;
   // Note [Choice temperature], live, from the next block on. Throws wc::Error for a model that
   // draws no choices or a bad temperature and leaves the game unchanged.
   virtual bool draws_choices() const = 0;

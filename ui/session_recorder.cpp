@@ -78,6 +78,9 @@ void SessionRecorder::finish(const std::vector<Action>& actions_since_reset,
       replay +=
           std::string(" --palette-snap ") + (meta_["palette_snap"].get<bool>() ? "on" : "off");
     }
+    if (meta_.contains("patch_snap") && meta_["patch_snap"].is_boolean()) {
+      replay += std::string(" --patch-snap ") + (meta_["patch_snap"].get<bool>() ? "on" : "off");
+    }
     if (meta_.contains("choice_temperature") && meta_["choice_temperature"].is_number()) {
       replay += " --choice-temperature " + meta_["choice_temperature"].dump();
     }

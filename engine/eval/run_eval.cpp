@@ -68,6 +68,12 @@ nlohmann::json run_eval(const EvalOptions& options) {
       // Note [Palette snap]: whether the frames measured were snapped, and to how many colours.
       {"palette_snap", options.config.palette.active()},
       {"palette_colours", options.config.palette.colours.size()},
+      // Note [Patch snap]: likewise for the patch book.
+      {"patch_snap", options.config.patch_snap.active()},
+      {"patch_book_patches",
+       options.config.patch_snap.book ? options.config.patch_snap.book->patches.size() : 0},
+      {"patch_max_changed", options.config.patch_snap.max_changed},
+      {"patch_fixed_max_changed", options.config.patch_snap.fixed_max_changed},
       {"seeds", options.seeds},
       {"seed_frames", options.seed_frames},
       {"policy", options.policy},

@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <set>
@@ -79,6 +80,61 @@ PaletteConfig read_palette(ObjectReader& parent, int channels) {
   palette.snap = reader.boolean("snap");
   reader.reject_unknown();
   return palette;
+}
+
+// Note [Patch snap]: {"file": "patches.txt", "max_changed": 8, "fixed_max_changed": 64,
+// "snap": true}, after the palette
+// (the book's letters index it).
+PatchSnapConfig read_patch_snap(ObjectReader& parent, const ModelConfig& config) {
+  const std::string key = "patch_snap";
+  ObjectReader reader(parent.get(key), parent.file(), key);
+  PatchSnapConfig patch_snap;
+  patch_snap.file = reader.string("file");
+  patch_snap.snap = reader.boolean("snap");
+  patch_snap.max_changed = reader.integer("max_changed", 0, kMaxPatchSide * kMaxPatchSide);
+  patch_snap.fixed_max_changed =
+      reader.integer("fixed_max_changed", 0, kMaxPatchSide * kMaxPatchSide);
+  reader.reject_unknown();
+  if (config.palette.colours.empty()) {
+    reader.fail(key,
+                "needs the model's palette (\"palette.colours\"): the book's patches are "
+                "its colours");
+  }
+  // Relative to the config's folder, when the config is a file (not a checkpoint's metadata).
+  namespace fs = std::filesystem;
+  fs::path path(patch_snap.file);
+  if (path.is_relative() && fs::is_regular_file(parent.file())) {
+    path = fs::path(parent.file()).parent_path() / path;
+  }
+  PatchBook book;
+  try {
+    book = read_patch_book(path.string());
+  } catch (const Error& error) {
+    reader.fail(reader.field_path("file"), error.what());
+  }
+  if (book.colours != static_cast<int>(config.palette.colours.size())) {
+    reader.fail(reader.field_path("file"),
+                path.string() + " is of a palette of " + std::to_string(book.colours) +
+                    " colours, the config's has " + std::to_string(config.palette.colours.size()) +
+                    " (survey it again: worldcast patches --write CONFIG)");
+  }
+  if (book.frame_width != config.frame.width || book.frame_height != config.frame.height) {
+    reader.fail(reader.field_path("file"),
+                path.string() + " is of " + std::to_string(book.frame_width) + "x" +
+                    std::to_string(book.frame_height) + " frames, the config's are " +
+                    std::to_string(config.frame.width) + "x" + std::to_string(config.frame.height));
+  }
+  for (const auto& [key, value] :
+       {std::pair<std::string, int>{"max_changed", patch_snap.max_changed},
+        {"fixed_max_changed", patch_snap.fixed_max_changed}}) {
+    if (value > book.size * book.size) {
+      reader.fail(reader.field_path(key), "must be at most the book's " +
+                                              std::to_string(book.size * book.size) +
+                                              " pixels a patch, got " + std::to_string(value));
+    }
+  }
+  patch_snap.book = std::make_shared<const PatchBook>(std::move(book));
+  return patch_snap;
 }
 
 // Each entry of "policies" names a known policy and holds settings it accepts for this model's
@@ -180,6 +236,18 @@ void apply_remember_ground(ModelConfig& config, const std::string& choice,
                           " cannot remember ground: it " + problem);
   }
   config.prediction.remember_ground = choice == "on";
+}
+
+void apply_patch_snap(ModelConfig& config, const std::string& choice, const std::string& flag) {
+  if (choice == "config") return;
+  if (choice != "on" && choice != "off") {
+    throw Error(flag, "must be on, off or config, got '" + choice + "'");
+  }
+  if (choice == "on" && !config.patch_snap.book) {
+    throw Error(flag, "the model config " + (config.file.empty() ? config.name : config.file) +
+                          " names no patch book (survey one: worldcast patches --write CONFIG)");
+  }
+  config.patch_snap.snap = choice == "on";
 }
 
 ModelConfig parse_model_config(const nlohmann::json& json, const std::string& file) {
@@ -330,6 +398,7 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
                 "\"new_ground\" draws new ground among paint choices: needs \"paint\": true "
                 "(Note [New ground])");
   }
+  if (reader.has("patch_snap")) config.patch_snap = read_patch_snap(reader, config);
   if (reader.has("policies")) config.policies = reader.get("policies");
   reader.reject_unknown();
 
@@ -438,6 +507,12 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
     nlohmann::json colours = nlohmann::json::array();
     for (const auto& colour : config.palette.colours) colours.push_back(hex_colour(colour));
     out["palette"] = {{"colours", colours}, {"snap", config.palette.snap}};
+  }
+  if (config.patch_snap.book) {
+    out["patch_snap"] = {{"file", config.patch_snap.file},
+                         {"max_changed", config.patch_snap.max_changed},
+                         {"fixed_max_changed", config.patch_snap.fixed_max_changed},
+                         {"snap", config.patch_snap.snap}};
   }
   if (!config.policies.empty()) out["policies"] = config.policies;
   return out;

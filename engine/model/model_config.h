@@ -5,11 +5,13 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "engine/core/safetensors.h"
+#include "engine/model/patch_book.h"
 
 namespace wc::model {
 
@@ -106,6 +108,20 @@ struct PaletteConfig {
   bool active() const { return snap && !colours.empty(); }
 };
 
+// Note [Patch snap] (engine/model/patch_snap.h): the patch book a generated frame's patches are
+// snapped to, written by `worldcast patches --write` beside the config:
+// {"file": "patches.txt", "max_changed": 8, "fixed_max_changed": 64, "snap": true}. The book is
+// read when the config is
+// (its file relative to the config's folder) and must be of the config's palette and frame.
+struct PatchSnapConfig {
+  std::string file;            // as the config gives it
+  int max_changed = 8;         // the most pixels a snap may change in one patch
+  int fixed_max_changed = 64;  // the same in a screen-fixed cell (one that a patch is bound to)
+  bool snap = true;            // whether play snaps; off keeps the book (to measure without it)
+  std::shared_ptr<const PatchBook> book;  // null when the config names none
+  bool active() const { return snap && book != nullptr; }
+};
+
 // Note [Model policy settings]: a model may carry its own settings for named attention policies
 // ("policies": {"headcast": {"theta_dummy": 0.98}}), measured for it and written in its model
 // card. They sit under whatever the caller gives (the CLI's --policy-settings, eval's --settings,
@@ -136,6 +152,7 @@ struct ModelConfig {
   SamplerConfig sampler;
   PredictionConfig prediction;
   PaletteConfig palette;
+  PatchSnapConfig patch_snap;
   nlohmann::json policies = nlohmann::json::object();  // name -> settings object
 
   // The settings of policy `name`: this model's settings for it with `given`'s keys over them.
@@ -163,6 +180,11 @@ nlohmann::json model_config_to_json(const ModelConfig& config);
 // A command line's choice of Note [Remembered ground]: "config" keeps the config's, "on" or "off"
 // sets it. Throws wc::Error naming `flag` for another value or "on" for a model that cannot.
 void apply_remember_ground(ModelConfig& config, const std::string& choice, const std::string& flag);
+
+// A command line's `--patch-snap` (`flag`) over the config: "config" keeps the config's choice,
+// "off" plays without the snap, "on" snaps (throws wc::Error naming the flag and the config's
+// file when the config names no patch book).
+void apply_patch_snap(ModelConfig& config, const std::string& choice, const std::string& flag);
 
 // Every parameter of the DiT for `config`, in registration order, with the names the modules
 // register (see dit.h) and the checkpoint holds: the spec a checkpoint is checked against.

@@ -35,6 +35,14 @@ BlockSampler::BlockSampler(model::CausalDiTImpl& model, attention::AttentionPoli
     palette_ = model::palette_tensor(config.palette, device);
   }
   snap_ = config.palette.active();
+  const model::PatchSnapConfig& patches = config.patch_snap;
+  if (patches.book && patches.book->frame_width == size.width &&
+      patches.book->frame_height == size.height) {
+    patch_snapper_ = std::make_unique<model::PatchSnap>(
+        *patches.book, palette_, patches.max_changed, patches.fixed_max_changed, device,
+        config.file.empty() ? config.name : config.file);
+    patch_on_ = patches.active();
+  }
   prediction_ = config.prediction;
   if (cuda_graphs && BlockGraph::available(device)) graph_ = std::make_unique<BlockGraph>();
 }
@@ -49,6 +57,19 @@ void BlockSampler::set_palette_snap(bool on) {
   }
   if (on == snap_) return;
   snap_ = on;
+  forget_recording();
+}
+
+void BlockSampler::set_patch_snap(bool on) {
+  const model::ModelConfig& config = model_.config();
+  if (on && !patch_snapper_) {
+    throw Error(config.file.empty() ? config.name : config.file,
+                config.patch_snap.book
+                    ? "the patch book is of another frame size than this rollout's"
+                    : "no patch book to snap to (survey one: worldcast patches --write CONFIG)");
+  }
+  if (on == patch_on_) return;
+  patch_on_ = on;
   forget_recording();
 }
 
@@ -169,8 +190,10 @@ at::Tensor BlockSampler::run_denoise(const at::Tensor& noise, const at::Tensor& 
     velocity = model::velocity_from_output(prediction, velocity, x, levels, reference, choice);
     x = x + (next - t) * velocity;
   }
-  // Note [Palette snap]: before the block is committed and becomes the next reference.
-  return snap_ ? model::snap_to_palette(x, palette_) : x;
+  // Note [Palette snap], then Note [Patch snap]: before the block is committed and becomes the
+  // next reference.
+  if (snap_) x = model::snap_to_palette(x, palette_);
+  return patch_on_ ? patch_snapper_->snap(x) : x;
 }
 
 void BlockSampler::run_commit(const at::Tensor& x0, const at::Tensor& actions, int64_t block_index,

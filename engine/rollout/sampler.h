@@ -15,6 +15,7 @@
 #include "engine/attention/attention_policy.h"
 #include "engine/model/model_config.h"
 #include "engine/model/ops.h"
+#include "engine/model/patch_snap.h"
 #include "engine/rollout/block_graph.h"
 
 namespace wc::model {
@@ -84,6 +85,11 @@ class BlockSampler {
   bool has_palette() const { return palette_.defined(); }
   bool palette_snap() const { return snap_; }
   void set_palette_snap(bool on);
+  // Note [Patch snap], live, likewise: whether the config names a patch book of this sampler's
+  // frame size, and whether denoise() and generate() snap to it after the palette snap.
+  bool has_patch_book() const { return patch_snapper_ != nullptr; }
+  bool patch_snap() const { return patch_on_; }
+  void set_patch_snap(bool on);
 
   // Note [Choice temperature], live: the temperature a drawn choice (Note [New ground], Note
   // [Painted pixels]) is drawn at, the config's until set, from the next block on. Throws
@@ -128,6 +134,10 @@ class BlockSampler {
   // snap off so that it can be turned on live; `snap_`: whether run_denoise snaps to them.
   at::Tensor palette_;
   bool snap_ = false;
+  // Note [Patch snap]: the config's book on the model's device (null without one, or for another
+  // frame size), and whether run_denoise snaps to it.
+  std::unique_ptr<model::PatchSnap> patch_snapper_;
+  bool patch_on_ = false;
   // The config's prediction with the live choice temperature.
   model::PredictionConfig prediction_;
   // Graph state: the recording, its static inputs, the last block's replay key.

@@ -102,6 +102,7 @@ struct Session::Impl {
   std::unique_ptr<Rollout> rollout;
   bool host_frames = true;          // see Session::set_host_frames
   bool palette_snap = false;        // see Session::set_palette_snap; every new sampler gets it
+  bool patch_snap = false;          // see Session::set_patch_snap; likewise
   double choice_temperature = 1.0;  // see Session::set_choice_temperature; likewise
   double stay_bias = 0.0;           // see Session::set_stay_bias; likewise
   bool remember_ground = false;     // see Session::set_remember_ground
@@ -157,6 +158,7 @@ struct Session::Impl {
   std::unique_ptr<BlockSampler> make_sampler(attention::AttentionPolicy& policy) const {
     auto sampler = std::make_unique<BlockSampler>(*model.ptr(), policy, size, options.cuda_graphs);
     sampler->set_palette_snap(palette_snap);
+    sampler->set_patch_snap(patch_snap);
     if (config.prediction.drawn()) sampler->set_choice_temperature(choice_temperature);
     if (config.prediction.takes_likeliest_move()) sampler->set_stay_bias(stay_bias);
     return sampler;
@@ -350,6 +352,7 @@ std::unique_ptr<Session> Session::create(const model::ModelConfig& config,
   impl->shape.device = device;
   impl->shape.dtype = impl->dtype;
   impl->palette_snap = config.palette.active();
+  impl->patch_snap = config.patch_snap.active();
   impl->choice_temperature = config.prediction.choice_temperature;
   impl->stay_bias = config.prediction.stay_bias;
   impl->remember_ground = config.prediction.remember_ground;
@@ -495,6 +498,17 @@ bool Session::palette_snap() const {
 void Session::set_palette_snap(bool on) {
   impl_->rollout->sampler->set_palette_snap(on);  // throws first when there is no palette
   impl_->palette_snap = on;
+}
+
+bool Session::has_patch_book() const {
+  return impl_->rollout->sampler->has_patch_book();
+}
+bool Session::patch_snap() const {
+  return impl_->patch_snap;
+}
+void Session::set_patch_snap(bool on) {
+  impl_->rollout->sampler->set_patch_snap(on);  // throws first when there is no book
+  impl_->patch_snap = on;
 }
 
 bool Session::draws_choices() const {

@@ -141,6 +141,11 @@ class Session : public FrameSource {
   bool has_palette() const;
   bool palette_snap() const;
   void set_palette_snap(bool on);
+  // Note [Patch snap], live, likewise: whether the config names a patch book of this session's
+  // frame size, and whether each generated block is snapped to it after the palette snap.
+  bool has_patch_book() const;
+  bool patch_snap() const;
+  void set_patch_snap(bool on);
   // Note [Choice temperature], live: whether the model draws choices (Note [New ground]), and
   // the temperature it draws them at (from the next block on; kept like the snap). Throws
   // wc::Error for a model that draws none or a bad temperature; the Session is unchanged then.

@@ -523,5 +523,98 @@ TEST(ModelConfig, InconsistentValuesAreNamed) {
               HasSubstr("field 'patch[0]'"));
 }
 
+// Note [Patch snap]: the config names a book beside it (read with the config, relative to its
+// folder), round-trips, and a missing book, another palette or frame size, or a bad field is
+// named; --patch-snap turns it on or off.
+TEST(ModelConfig, PatchSnapReadsTheBookBesideTheConfig) {
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::path(::testing::TempDir()) / "wc_patch_snap_config";
+  fs::create_directories(folder);
+  nlohmann::json json = game_small_json();
+  json["palette"] = {{"colours", {"#62b24a", "#ffffff", "#000000"}}, {"snap", true}};
+  const int width = json["frame"]["width"], height = json["frame"]["height"];
+  PatchBook book;
+  book.size = 8;
+  book.frame_width = width;
+  book.frame_height = height;
+  book.colours = 3;
+  book.patches = {std::vector<uint8_t>(64, 0), std::vector<uint8_t>(64, 1)};
+  book.cells = {{}, {0, 1}};
+  write_patch_book((folder / "patches.txt").string(), book);
+  json["patch_snap"] = {
+      {"file", "patches.txt"}, {"max_changed", 6}, {"fixed_max_changed", 64}, {"snap", true}};
+  const std::string path = (folder / "config.json").string();
+  std::ofstream(path) << json.dump(2);
+
+  ModelConfig config = load_model_config(path);
+  ASSERT_NE(config.patch_snap.book, nullptr);
+  EXPECT_TRUE(config.patch_snap.active());
+  EXPECT_EQ(config.patch_snap.max_changed, 6);
+  EXPECT_EQ(config.patch_snap.fixed_max_changed, 64);
+  EXPECT_EQ(config.patch_snap.book->patches, book.patches);
+  EXPECT_EQ(config.patch_snap.book->cells, book.cells);
+  const nlohmann::json written = model_config_to_json(config);
+  EXPECT_EQ(written["patch_snap"]["file"], "patches.txt");
+  EXPECT_EQ(parse_model_config(written, path).patch_snap.max_changed, 6);
+  apply_patch_snap(config, "off", "--patch-snap");
+  EXPECT_FALSE(config.patch_snap.active());
+  apply_patch_snap(config, "config", "--patch-snap");
+  EXPECT_FALSE(config.patch_snap.active());
+  apply_patch_snap(config, "on", "--patch-snap");
+  EXPECT_TRUE(config.patch_snap.active());
+  EXPECT_THAT(testing::error_of([&] { apply_patch_snap(config, "yes", "--patch-snap"); }),
+              HasSubstr("--patch-snap: must be on, off or config"));
+  ModelConfig none = parse_model_config(game_small_json(), "plain.json");
+  EXPECT_THAT(testing::error_of([&] { apply_patch_snap(none, "on", "--patch-snap"); }),
+              HasSubstr("plain.json names no patch book"));
+
+  const auto error_with = [&](const nlohmann::json& patch_snap, const nlohmann::json& palette) {
+    nlohmann::json bad = json;
+    bad["patch_snap"] = patch_snap;
+    if (palette.is_null()) {
+      bad.erase("palette");
+    } else {
+      bad["palette"] = palette;
+    }
+    return testing::error_of([&] { parse_model_config(bad, path); });
+  };
+  const nlohmann::json palette = json["palette"];
+  EXPECT_THAT(
+      error_with(
+          {{"file", "nothing.txt"}, {"max_changed", 6}, {"fixed_max_changed", 64}, {"snap", true}},
+          palette),
+      HasSubstr("field 'patch_snap.file': " + (folder / "nothing.txt").string()));
+  EXPECT_THAT(
+      error_with(
+          {{"file", "patches.txt"}, {"max_changed", 65}, {"fixed_max_changed", 64}, {"snap", true}},
+          palette),
+      HasSubstr("field 'patch_snap.max_changed'"));
+  EXPECT_THAT(error_with({{"file", "patches.txt"}, {"max_changed", 6}, {"snap", true}}, palette),
+              HasSubstr("field 'patch_snap.fixed_max_changed': missing"));
+  EXPECT_THAT(
+      error_with(
+          {{"file", "patches.txt"}, {"max_changed", 6}, {"fixed_max_changed", 65}, {"snap", true}},
+          palette),
+      HasSubstr("field 'patch_snap.fixed_max_changed': must be at most the book's 64"));
+  EXPECT_THAT(error_with(json["patch_snap"], nullptr),
+              HasSubstr("field 'patch_snap': needs the model's palette"));
+  EXPECT_THAT(error_with(json["patch_snap"], {{"colours", {"#62b24a", "#ffffff"}}, {"snap", true}}),
+              HasSubstr("is of a palette of 3 colours, the config's has 2"));
+  book.frame_width = width * 2;
+  write_patch_book((folder / "wide.txt").string(), book);
+  EXPECT_THAT(
+      error_with(
+          {{"file", "wide.txt"}, {"max_changed", 6}, {"fixed_max_changed", 64}, {"snap", true}},
+          palette),
+      HasSubstr("frames, the config's are"));
+  std::ofstream(folder / "broken.txt") << "worldcast patch book 1\nsize 8 frame";
+  EXPECT_THAT(
+      error_with(
+          {{"file", "broken.txt"}, {"max_changed", 6}, {"fixed_max_changed", 64}, {"snap", true}},
+          palette),
+      HasSubstr("broken.txt: line 2"));
+  fs::remove_all(folder);
+}
+
 }  // namespace
 }  // namespace wc::model

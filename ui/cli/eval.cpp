@@ -38,6 +38,7 @@ struct EvalCliOptions {
   std::string dtype;
   std::string cuda_graphs = "on";
   std::string palette_snap = "config";
+  std::string patch_snap = "config";
   std::string remember_ground = "config";
   int seeds = 8;
   uint64_t seed_start = 1000000;
@@ -108,6 +109,7 @@ void run_eval_command(EvalCliOptions& options) {
   eval.config = resolve_config(options, game);
   if (!game) {
     model::apply_palette_snap(eval.config, options.palette_snap, "--palette-snap");
+    model::apply_patch_snap(eval.config, options.patch_snap, "--patch-snap");
     model::apply_remember_ground(eval.config, options.remember_ground, "--remember-ground");
   }
   eval.weights = game ? "" : options.weights;
@@ -209,6 +211,11 @@ const bool kRegistered = register_command("eval", [](CLI::App& app) {
   cmd->add_option("--palette-snap", options->palette_snap,
                   "on, off or config: snap generated frames to the config's palette (Note "
                   "[Palette snap]); config: as the model config says")
+      ->check(CLI::IsMember({"on", "off", "config"}))
+      ->capture_default_str();
+  cmd->add_option("--patch-snap", options->patch_snap,
+                  "on, off or config: snap each generated frame's 8x8 patches to the model's patch "
+                  "book (Note [Patch snap]); config: as the model config says")
       ->check(CLI::IsMember({"on", "off", "config"}))
       ->capture_default_str();
   cmd->add_option("--remember-ground", options->remember_ground,

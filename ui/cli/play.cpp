@@ -32,6 +32,7 @@ struct PlayOptions {
   std::string policy_settings = "{}";
   std::string cuda_graphs = "on";
   std::string palette_snap = "config";
+  std::string patch_snap = "config";
   double choice_temperature = 0.0;
   double stay_bias = -1.0;
   std::string remember_ground = "config";
@@ -202,6 +203,7 @@ int play(PlayOptions o) {
     m.seed = o.seed;
     m.cuda_graphs = o.cuda_graphs == "on";
     m.palette_snap = o.palette_snap;
+    m.patch_snap = o.patch_snap;
     m.choice_temperature = o.choice_temperature;
     m.stay_bias = o.stay_bias;
     m.remember_ground = o.remember_ground;
@@ -299,6 +301,11 @@ const bool kRegistered = register_command("play", [](CLI::App& app) {
   cmd->add_option("--palette-snap", o->palette_snap,
                   "on, off or config: snap generated frames to the model's palette (Note "
                   "[Palette snap]); config: as the model config says")
+      ->check(CLI::IsMember({"on", "off", "config"}))
+      ->capture_default_str();
+  cmd->add_option("--patch-snap", o->patch_snap,
+                  "on, off or config: snap each generated frame's 8x8 patches to the model's patch "
+                  "book (Note [Patch snap]); config: as the model config says")
       ->check(CLI::IsMember({"on", "off", "config"}))
       ->capture_default_str();
   cmd->add_option("--choice-temperature", o->choice_temperature,
