@@ -32,5 +32,4 @@ std::vector<game::Action> player_actions(uint64_t seed, int count,
   return actions;
 }
 
-
 }  // namespace wc::eval

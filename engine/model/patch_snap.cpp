@@ -65,12 +65,14 @@ at::Tensor from_patches(const at::Tensor& patches, const at::Tensor& like, int s
 }  // namespace
 
 PatchSnap::PatchSnap(const PatchBook& book, const at::Tensor& palette, int max_changed,
-                     int fixed_max_changed, const at::Device& device, const std::string& where)
+                     int fixed_max_changed, int fixed_hold, const at::Device& device,
+                     const std::string& where)
     : size_(book.size),
       grid_h_(book.grid_h()),
       grid_w_(book.grid_w()),
       max_changed_(max_changed),
       fixed_max_changed_(fixed_max_changed),
+      fixed_hold_(fixed_hold),
       where_(where) {
   if (book.colours > palette.size(0)) {
     throw Error(where, "the patch book has " + std::to_string(book.colours) +
@@ -86,19 +88,22 @@ PatchSnap::PatchSnap(const PatchBook& book, const at::Tensor& palette, int max_c
   const int64_t cells = int64_t{grid_h_} * grid_w_, k = entry_model_.size(0);
   at::Tensor barred = at::zeros({cells, k}, at::kFloat);
   at::Tensor limit = at::full({cells}, max_changed, at::kLong);
+  at::Tensor fixed = at::zeros({cells}, at::kBool);
   for (int64_t i = 0; i < k; ++i) {
     if (book.cells[i].empty()) continue;
     barred.select(1, i).fill_(kBarred);
     for (int cell : book.cells[i]) {
       barred[cell][i] = 0.0f;
       limit[cell] = fixed_max_changed;
+      fixed[cell] = true;
     }
   }
   barred_ = barred.to(device);
   limit_ = limit.to(device);
+  fixed_ = fixed.to(device);
 }
 
-at::Tensor PatchSnap::snap(const at::Tensor& frames) const {
+at::Tensor PatchSnap::snap(const at::Tensor& frames, const at::Tensor& reference) const {
   check_frames(frames, size_, grid_h_, grid_w_, where_);
   const int64_t cells = int64_t{grid_h_} * grid_w_;
   const at::Tensor patches = to_patches(frames.to(at::kFloat), size_, grid_h_, grid_w_);
@@ -115,13 +120,23 @@ at::Tensor PatchSnap::snap(const at::Tensor& frames) const {
       (entry_bytes_.index_select(0, nearest) != bytes).view({-1, 3, pixels}).any(1).sum(1);
   const at::Tensor within = (changed.view({-1, cells}) <= limit_.unsqueeze(0)).reshape({-1});
   const at::Tensor take = allowed.logical_and(within).unsqueeze(1);
-  const at::Tensor out = at::where(take, entry_model_.index_select(0, nearest), patches);
+  at::Tensor out = at::where(take, entry_model_.index_select(0, nearest), patches);
+  if (reference.defined() && fixed_hold_ > 0) {
+    check_frames(reference, size_, grid_h_, grid_w_, where_);
+    const at::Tensor held = to_patches(reference.to(at::kFloat), size_, grid_h_, grid_w_);
+    const at::Tensor held_changed =
+        (centred_bytes(held) != bytes).view({-1, 3, pixels}).any(1).sum(1);
+    const at::Tensor fixed = fixed_.repeat({nearest.size(0) / cells});
+    const at::Tensor hold =
+        fixed.logical_and(allowed).logical_and(held_changed <= changed + fixed_hold_);
+    out = at::where(hold.unsqueeze(1), held, out);
+  }
   return from_patches(out, frames, size_, grid_h_, grid_w_).to(frames.scalar_type()).contiguous();
 }
 
 at::Tensor snap_patches_reference(const at::Tensor& frames, const PatchBook& book,
-                                  const at::Tensor& palette, int max_changed,
-                                  int fixed_max_changed) {
+                                  const at::Tensor& palette, int max_changed, int fixed_max_changed,
+                                  int fixed_hold, const at::Tensor& reference) {
   const int s = book.size, gh = book.grid_h(), gw = book.grid_w();
   std::vector<bool> fixed(static_cast<size_t>(gh) * gw, false);
   for (const std::vector<int>& bound : book.cells) {
@@ -129,6 +144,9 @@ at::Tensor snap_patches_reference(const at::Tensor& frames, const PatchBook& boo
   }
   check_frames(frames, s, gh, gw, "patch book");
   const at::Tensor x = frames.to(at::kFloat).contiguous().reshape({-1, 3, gh * s, gw * s});
+  const bool holds = reference.defined() && fixed_hold > 0;
+  const at::Tensor ref = holds ? reference.to(at::kFloat).contiguous().reshape(x.sizes()) : x;
+  const auto rs = ref.accessor<float, 4>();
   const at::Tensor p = palette.to(at::kFloat).contiguous();
   at::Tensor out = x.clone();
   const auto xs = x.accessor<float, 4>();
@@ -166,6 +184,25 @@ at::Tensor snap_patches_reference(const at::Tensor& frames, const PatchBook& boo
               ++changed;
               break;
             }
+          }
+        }
+        if (holds && fixed[cell]) {
+          int held_changed = 0;
+          for (int i = 0; i < s * s; ++i) {
+            const int y = r * s + i / s, x0 = c * s + i % s;
+            for (int ch = 0; ch < 3; ++ch) {
+              if (byte(xs[n][ch][y][x0]) != byte(rs[n][ch][y][x0])) {
+                ++held_changed;
+                break;
+              }
+            }
+          }
+          if (held_changed <= changed + fixed_hold) {
+            for (int i = 0; i < s * s; ++i) {
+              const int y = r * s + i / s, x0 = c * s + i % s;
+              for (int ch = 0; ch < 3; ++ch) os[n][ch][y][x0] = rs[n][ch][y][x0];
+            }
+            continue;
           }
         }
         if (changed > (fixed[cell] ? fixed_max_changed : max_changed)) continue;

@@ -27,42 +27,52 @@ namespace wc::model {
 // `fixed_max_changed`: the game draws one of that cell's own patches there in every frame, so
 // the snap may take the nearest of them however far the drawn patch has strayed (session 18: with
 // the world's limit of 8 pixels, the sprite still decayed past repair within 1 000 frames and
-// held 99 % of the idle change at the end). Snapped frames are committed and become the next
-// frame's reference, so a repair holds; play snaps after the palette snap (the book's patches are
-// palette colours).
+// held 99 % of the idle change at the end). There the drawn sprite often lies between two of the
+// cell's patches (the sprite over two grounds, two poses), and the nearest one changed from frame
+// to frame with the noise: a few pixels of the sprite flickered at rest, the whole of the idle
+// change after 10 000 frames on the H200 (session 18). So a screen-fixed cell holds the previous
+// frame's patch (the block's reference) while it explains the drawn patch within `fixed_hold`
+// pixels of the nearest book patch; a real change of pose or facing moves more pixels than that.
+// Snapped frames are committed and become the next frame's reference, so a repair holds; play snaps
+// after the palette snap (the book's patches are palette colours).
 
 class PatchSnap {
  public:
   // The book's patches in the palette's colours (`palette`: palette_tensor's [C, 3], model space),
   // on `device`. Throws wc::Error naming `where` when the book's colours exceed the palette's.
   PatchSnap(const PatchBook& book, const at::Tensor& palette, int max_changed,
-            int fixed_max_changed, const at::Device& device, const std::string& where);
+            int fixed_max_changed, int fixed_hold, const at::Device& device,
+            const std::string& where);
 
   // `frames` ([..., 3, H, W] of the book's frame size, any floating dtype, model space) with each
   // patch of the grid replaced by its nearest allowed book patch (Euclidean distance of the RGB
   // bytes, ties to the first in the book) when they differ in at most max_changed pixels
-  // (fixed_max_changed in a screen-fixed cell). Returns
-  // `frames`' dtype. Throws wc::Error for another frame size.
-  at::Tensor snap(const at::Tensor& frames) const;
+  // (fixed_max_changed in a screen-fixed cell). With `reference` (frames' shape: the frame before
+  // each, as the sampler's) and fixed_hold > 0, a screen-fixed cell keeps the reference's patch
+  // when it differs from the drawn one in at most fixed_hold more pixels than the nearest book
+  // patch does. Returns `frames`' dtype. Throws wc::Error for another frame size.
+  at::Tensor snap(const at::Tensor& frames, const at::Tensor& reference = at::Tensor()) const;
 
   int size() const { return size_; }
   int max_changed() const { return max_changed_; }
   int fixed_max_changed() const { return fixed_max_changed_; }
+  int fixed_hold() const { return fixed_hold_; }
   int64_t patches() const { return entry_bytes_.size(0); }
 
  private:
-  int size_, grid_h_, grid_w_, max_changed_, fixed_max_changed_;
+  int size_, grid_h_, grid_w_, max_changed_, fixed_max_changed_, fixed_hold_;
   std::string where_;
   at::Tensor entry_bytes_;  // [K, 3·S·S] float32, byte values minus 128 (exact products)
   at::Tensor entry_norms_;  // [K] their squared norms
   at::Tensor entry_model_;  // [K, 3·S·S] the same patches in model space
   at::Tensor barred_;       // [cells, K] float32: 0 where the patch may stand, kBarred elsewhere
   at::Tensor limit_;        // [cells] int64: the most pixels a snap may change there
+  at::Tensor fixed_;        // [cells] bool: screen-fixed (a patch is bound there)
 };
 
 // The per-patch loop that PatchSnap::snap must match (tests; CPU).
 at::Tensor snap_patches_reference(const at::Tensor& frames, const PatchBook& book,
-                                  const at::Tensor& palette, int max_changed,
-                                  int fixed_max_changed);
+                                  const at::Tensor& palette, int max_changed, int fixed_max_changed,
+                                  int fixed_hold = 0, const at::Tensor& reference = at::Tensor());
 
 }  // namespace wc::model

@@ -39,8 +39,8 @@ BlockSampler::BlockSampler(model::CausalDiTImpl& model, attention::AttentionPoli
   if (patches.book && patches.book->frame_width == size.width &&
       patches.book->frame_height == size.height) {
     patch_snapper_ = std::make_unique<model::PatchSnap>(
-        *patches.book, palette_, patches.max_changed, patches.fixed_max_changed, device,
-        config.file.empty() ? config.name : config.file);
+        *patches.book, palette_, patches.max_changed, patches.fixed_max_changed, patches.fixed_hold,
+        device, config.file.empty() ? config.name : config.file);
     patch_on_ = patches.active();
   }
   prediction_ = config.prediction;
@@ -193,7 +193,13 @@ at::Tensor BlockSampler::run_denoise(const at::Tensor& noise, const at::Tensor& 
   // Note [Palette snap], then Note [Patch snap]: before the block is committed and becomes the
   // next reference.
   if (snap_) x = model::snap_to_palette(x, palette_);
-  return patch_on_ ? patch_snapper_->snap(x) : x;
+  if (!patch_on_) return x;
+  // The frame before the block, for a screen-fixed cell's hold (the middle of a remembered one).
+  const int m = model_.config().prediction.move_pixels;
+  const at::Tensor before = reference.defined() && model::is_remembered_reference(reference, x, m)
+                                ? model::remembered_middle(reference, m)
+                                : reference;
+  return patch_snapper_->snap(x, before);
 }
 
 void BlockSampler::run_commit(const at::Tensor& x0, const at::Tensor& actions, int64_t block_index,

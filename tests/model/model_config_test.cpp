@@ -541,8 +541,11 @@ TEST(ModelConfig, PatchSnapReadsTheBookBesideTheConfig) {
   book.patches = {std::vector<uint8_t>(64, 0), std::vector<uint8_t>(64, 1)};
   book.cells = {{}, {0, 1}};
   write_patch_book((folder / "patches.txt").string(), book);
-  json["patch_snap"] = {
-      {"file", "patches.txt"}, {"max_changed", 6}, {"fixed_max_changed", 64}, {"snap", true}};
+  json["patch_snap"] = {{"file", "patches.txt"},
+                        {"max_changed", 6},
+                        {"fixed_max_changed", 64},
+                        {"fixed_hold", 4},
+                        {"snap", true}};
   const std::string path = (folder / "config.json").string();
   std::ofstream(path) << json.dump(2);
 
@@ -551,6 +554,7 @@ TEST(ModelConfig, PatchSnapReadsTheBookBesideTheConfig) {
   EXPECT_TRUE(config.patch_snap.active());
   EXPECT_EQ(config.patch_snap.max_changed, 6);
   EXPECT_EQ(config.patch_snap.fixed_max_changed, 64);
+  EXPECT_EQ(config.patch_snap.fixed_hold, 4);
   EXPECT_EQ(config.patch_snap.book->patches, book.patches);
   EXPECT_EQ(config.patch_snap.book->cells, book.cells);
   const nlohmann::json written = model_config_to_json(config);
@@ -579,40 +583,50 @@ TEST(ModelConfig, PatchSnapReadsTheBookBesideTheConfig) {
     return testing::error_of([&] { parse_model_config(bad, path); });
   };
   const nlohmann::json palette = json["palette"];
-  EXPECT_THAT(
-      error_with(
-          {{"file", "nothing.txt"}, {"max_changed", 6}, {"fixed_max_changed", 64}, {"snap", true}},
-          palette),
-      HasSubstr("field 'patch_snap.file': " + (folder / "nothing.txt").string()));
-  EXPECT_THAT(
-      error_with(
-          {{"file", "patches.txt"}, {"max_changed", 65}, {"fixed_max_changed", 64}, {"snap", true}},
-          palette),
-      HasSubstr("field 'patch_snap.max_changed'"));
+  EXPECT_THAT(error_with({{"file", "nothing.txt"},
+                          {"max_changed", 6},
+                          {"fixed_max_changed", 64},
+                          {"fixed_hold", 4},
+                          {"snap", true}},
+                         palette),
+              HasSubstr("field 'patch_snap.file': " + (folder / "nothing.txt").string()));
+  EXPECT_THAT(error_with({{"file", "patches.txt"},
+                          {"max_changed", 65},
+                          {"fixed_max_changed", 64},
+                          {"fixed_hold", 4},
+                          {"snap", true}},
+                         palette),
+              HasSubstr("field 'patch_snap.max_changed'"));
   EXPECT_THAT(error_with({{"file", "patches.txt"}, {"max_changed", 6}, {"snap", true}}, palette),
               HasSubstr("field 'patch_snap.fixed_max_changed': missing"));
-  EXPECT_THAT(
-      error_with(
-          {{"file", "patches.txt"}, {"max_changed", 6}, {"fixed_max_changed", 65}, {"snap", true}},
-          palette),
-      HasSubstr("field 'patch_snap.fixed_max_changed': must be at most the book's 64"));
+  EXPECT_THAT(error_with({{"file", "patches.txt"},
+                          {"max_changed", 6},
+                          {"fixed_max_changed", 65},
+                          {"fixed_hold", 4},
+                          {"snap", true}},
+                         palette),
+              HasSubstr("field 'patch_snap.fixed_max_changed': must be at most the book's 64"));
   EXPECT_THAT(error_with(json["patch_snap"], nullptr),
               HasSubstr("field 'patch_snap': needs the model's palette"));
   EXPECT_THAT(error_with(json["patch_snap"], {{"colours", {"#62b24a", "#ffffff"}}, {"snap", true}}),
               HasSubstr("is of a palette of 3 colours, the config's has 2"));
   book.frame_width = width * 2;
   write_patch_book((folder / "wide.txt").string(), book);
-  EXPECT_THAT(
-      error_with(
-          {{"file", "wide.txt"}, {"max_changed", 6}, {"fixed_max_changed", 64}, {"snap", true}},
-          palette),
-      HasSubstr("frames, the config's are"));
+  EXPECT_THAT(error_with({{"file", "wide.txt"},
+                          {"max_changed", 6},
+                          {"fixed_max_changed", 64},
+                          {"fixed_hold", 4},
+                          {"snap", true}},
+                         palette),
+              HasSubstr("frames, the config's are"));
   std::ofstream(folder / "broken.txt") << "worldcast patch book 1\nsize 8 frame";
-  EXPECT_THAT(
-      error_with(
-          {{"file", "broken.txt"}, {"max_changed", 6}, {"fixed_max_changed", 64}, {"snap", true}},
-          palette),
-      HasSubstr("broken.txt: line 2"));
+  EXPECT_THAT(error_with({{"file", "broken.txt"},
+                          {"max_changed", 6},
+                          {"fixed_max_changed", 64},
+                          {"fixed_hold", 4},
+                          {"snap", true}},
+                         palette),
+              HasSubstr("broken.txt: line 2"));
   fs::remove_all(folder);
 }
 

@@ -27,15 +27,23 @@ TEST(PatchSnap, MatchesThePerPatchLoop) {
     // Off-palette noise on one frame: bytes that are no colour, some past [-1, 1].
     frames[2] += (at::rand_like(frames[2]) - 0.5) * 0.3;
     frames = frames.unsqueeze(0);  // [1, 3 frames, 3, H, W], as play's blocks
+    // The frames before: the same book frames with other damage, so some cells hold.
+    const at::Tensor before = frames_of_book(book, palette, 3, damage, random).unsqueeze(0);
+    const at::Tensor mixed = at::where(at::rand({1, 3, 1, 1, 1}) < 0.5, before, frames);
     for (const auto& [max_changed, fixed_max_changed] :
          std::vector<std::pair<int, int>>{{0, 0}, {3, 16}, {8, 2}, {16, 16}}) {
-      const PatchSnap snap(book, palette, max_changed, fixed_max_changed, at::kCPU, "book");
-      const at::Tensor fast = snap.snap(frames);
-      ASSERT_EQ(fast.sizes(), frames.sizes());
-      EXPECT_TRUE(at::equal(
-          fast, snap_patches_reference(frames, book, palette, max_changed, fixed_max_changed)))
-          << "damage " << damage << ", max_changed " << max_changed << ", fixed "
-          << fixed_max_changed;
+      for (int hold : {0, 3, 16}) {
+        const PatchSnap snap(book, palette, max_changed, fixed_max_changed, hold, at::kCPU, "book");
+        const at::Tensor fast = snap.snap(frames, mixed);
+        ASSERT_EQ(fast.sizes(), frames.sizes());
+        EXPECT_TRUE(at::equal(fast, snap_patches_reference(frames, book, palette, max_changed,
+                                                           fixed_max_changed, hold, mixed)))
+            << "damage " << damage << ", max_changed " << max_changed << ", fixed "
+            << fixed_max_changed << ", hold " << hold;
+        EXPECT_TRUE(at::equal(
+            snap.snap(frames),
+            snap_patches_reference(frames, book, palette, max_changed, fixed_max_changed)));
+      }
     }
   }
 }
@@ -51,7 +59,7 @@ TEST(PatchSnap, BreaksTiesTowardTheFirstPatchAsTheLoopDoes) {
   book.patches = {{1, 0, 0, 0}, {0, 1, 0, 0}};
   book.cells = {{}, {}};
   const at::Tensor frame = at::full({1, 3, 2, 2}, -1.0f);
-  const at::Tensor snapped = PatchSnap(book, palette, 1, 1, at::kCPU, "book").snap(frame);
+  const at::Tensor snapped = PatchSnap(book, palette, 1, 1, 0, at::kCPU, "book").snap(frame);
   EXPECT_TRUE(at::equal(snapped, snap_patches_reference(frame, book, palette, 1, 1)));
   EXPECT_EQ(snapped[0][0][0][0].item<float>(), 1.0f);  // the first patch's white pixel
   EXPECT_EQ(snapped[0][0][0][1].item<float>(), -1.0f);
@@ -84,7 +92,7 @@ TEST(PatchSnap, RepairsNearMissesLeavesFarOnesAndKeepsBoundPatchesHome) {
   std::vector<int> sprite(16, 4), damaged_sprite = sprite, far = std::vector<int>(16, 2);
   damaged_sprite[5] = 0;
   damaged_sprite[6] = 1;
-  const PatchSnap snap(book, palette, 3, 3, at::kCPU, "book");
+  const PatchSnap snap(book, palette, 3, 3, 0, at::kCPU, "book");
   // A damaged sprite at home snaps back; the same damage one cell over has no sprite to snap to.
   const at::Tensor home = snap.snap(frame_of(damaged_sprite, far));
   EXPECT_TRUE(at::equal(home, frame_of(sprite, far)));
@@ -95,8 +103,20 @@ TEST(PatchSnap, RepairsNearMissesLeavesFarOnesAndKeepsBoundPatchesHome) {
   std::vector<int> ruined = sprite;
   for (int i = 0; i < 4; ++i) ruined[i] = 0;
   EXPECT_TRUE(at::equal(snap.snap(frame_of(ruined, far)), frame_of(ruined, far)));
-  const PatchSnap always_home(book, palette, 3, 16, at::kCPU, "book");
+  const PatchSnap always_home(book, palette, 3, 16, 0, at::kCPU, "book");
   EXPECT_TRUE(at::equal(always_home.snap(frame_of(ruined, ruined)), frame_of(sprite, ruined)));
+  // A screen-fixed cell holds the frame before's patch while it explains the drawn one within
+  // the hold (here the sprite with one pixel of colour 0: a pose the book does not have), and
+  // lets the nearest patch in when it explains it better by more.
+  std::vector<int> pose = sprite;
+  pose[9] = 0;
+  std::vector<int> drawn = pose;
+  drawn[10] = 1;  // one pixel from the pose, two from the sprite
+  const PatchSnap holding(book, palette, 3, 16, 1, at::kCPU, "book");
+  EXPECT_TRUE(
+      at::equal(holding.snap(frame_of(drawn, far), frame_of(pose, far)), frame_of(pose, far)));
+  EXPECT_TRUE(
+      at::equal(holding.snap(frame_of(sprite, far), frame_of(ruined, far)), frame_of(sprite, far)));
   // bfloat16 in, bfloat16 out.
   const at::Tensor half = snap.snap(frame_of(damaged_sprite, far).to(at::kBFloat16));
   EXPECT_EQ(half.scalar_type(), at::kBFloat16);
@@ -107,14 +127,14 @@ TEST(PatchSnap, RefusesAnotherFrameSizeAndABookBeyondThePalette) {
   std::mt19937 random(5);
   const at::Tensor palette = palette_of_bytes(4, random);
   const PatchBook book = random_book(random, 4, 2, 2, 4, 5);
-  const PatchSnap snap(book, palette, 2, 2, at::kCPU, "cfg.json");
+  const PatchSnap snap(book, palette, 2, 2, 0, at::kCPU, "cfg.json");
   try {
     snap.snap(at::zeros({1, 3, 8, 12}));
     ADD_FAILURE() << "no error";
   } catch (const Error& error) {
     EXPECT_THAT(error.what(), HasSubstr("cfg.json: the patch book is of 8x8 RGB frames"));
   }
-  EXPECT_THROW(PatchSnap(book, palette.slice(0, 0, 3), 2, 2, at::kCPU, "cfg.json"), Error);
+  EXPECT_THROW(PatchSnap(book, palette.slice(0, 0, 3), 2, 2, 0, at::kCPU, "cfg.json"), Error);
 }
 
 }  // namespace

@@ -30,6 +30,7 @@ struct PatchesCommandOptions {
   int min_count = 1;
   int max_changed = 8;
   int fixed_max_changed = 64;
+  int fixed_hold = 4;
   bool write = false;
   std::string book = "patches.txt";
   std::string snap = "on";
@@ -59,6 +60,7 @@ void write_book(const PatchesCommandOptions& o, model::ModelConfig config,
   config.patch_snap.file = o.book;
   config.patch_snap.max_changed = o.max_changed;
   config.patch_snap.fixed_max_changed = o.fixed_max_changed;
+  config.patch_snap.fixed_hold = o.fixed_hold;
   config.patch_snap.snap = o.snap == "on";
   config.patch_snap.book = std::make_shared<const model::PatchBook>(survey.book);
   const nlohmann::json json = model::model_config_to_json(config);
@@ -110,6 +112,10 @@ const bool kRegistered = register_command("patches", [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--fixed-max-changed", o->fixed_max_changed,
                   "with --write: the same in a screen-fixed cell (the sprite's, the HUD's)")
+      ->capture_default_str();
+  cmd->add_option("--fixed-hold", o->fixed_hold,
+                  "with --write: a screen-fixed cell keeps the previous frame's patch while it is "
+                  "within this many pixels of the nearest (0: off)")
       ->capture_default_str();
   cmd->add_flag("--write", o->write,
                 "write the book beside the model config and name it in the config");
