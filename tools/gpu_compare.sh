@@ -3,6 +3,7 @@
 # [Patch snap] on and off), in passes that each fit one 10-minute device command:
 #   PHASE=A: build worldcast and model_gpu_tests, run model_gpu_tests, then the 10 000-frame
 #            stability run under ON on the seeds in SEEDS (idle probes kept as PNG).
+#   PHASE=AB: A, then B (when both fit in ten minutes).
 #   PHASE=B: under ON and OFF: responsiveness, idle fidelity and the return trip on 8 seeds; the
 #            policies against dense under ON (8 seeds, 48 frames); the speed of dense and headcast
 #            under each (400 frames, CUDA graphs on).
@@ -28,7 +29,7 @@ eval_as() {  # eval_as LABEL FLAGS EVAL-ARGS...: one eval, its log and JSON kept
     > "$R/$label.log" 2>&1 || { echo "$label failed:"; tail -5 "$R/$label.log"; return; }
   python3 tools/eval_summary.py "$R/$label.json" "$label"
 }
-if [ "${PHASE:-A}" = A ]; then
+if [ "${PHASE:-A}" != B ]; then
   bin=$(find build/gpu -name model_gpu_tests -type f -perm -u+x | head -1)
   timeout 120 "$bin" --gtest_brief=1 > "$R/model_gpu_tests.log" 2>&1
   echo "model_gpu_tests exit $?"; tail -4 "$R/model_gpu_tests.log"
@@ -38,7 +39,7 @@ if [ "${PHASE:-A}" = A ]; then
       --frames-dir "$R/frames_$seed"
   done
 fi
-if [ "${PHASE:-A}" = B ]; then
+if [ "${PHASE:-A}" != A ]; then
   eval_as eval_on "$ON" --seeds 8 --metrics responsiveness,idle,memory --responsiveness-frames 64
   eval_as eval_off "$OFF" --seeds 8 --metrics responsiveness,idle,memory --responsiveness-frames 64
   eval_as policies_on "$ON" --seeds 8 --metrics policies --policy-frames 48

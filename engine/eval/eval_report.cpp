@@ -129,10 +129,10 @@ std::string format_eval_report(const Json& report) {
   if (report.value("patch_snap", false)) {
     out += format(
         "patch snap       on, %d patches, at most %d pixels changed a patch (%d in a screen-fixed "
-        "cell, which holds its patch within %d; Note [Patch snap]; --patch-snap off: without "
-        "it)\n",
+        "cell; holds %d and %d; Note [Patch snap]; --patch-snap off: without it)\n",
         report.value("patch_book_patches", 0), report.value("patch_max_changed", 0),
-        report.value("patch_fixed_max_changed", 0), report.value("patch_fixed_hold", 0));
+        report.value("patch_fixed_max_changed", 0), report.value("patch_hold", 0),
+        report.value("patch_fixed_hold", 0));
   }
   if (report.contains("responsiveness")) {
     const Json& r = report["responsiveness"];

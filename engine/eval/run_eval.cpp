@@ -74,6 +74,7 @@ nlohmann::json run_eval(const EvalOptions& options) {
        options.config.patch_snap.book ? options.config.patch_snap.book->patches.size() : 0},
       {"patch_max_changed", options.config.patch_snap.max_changed},
       {"patch_fixed_max_changed", options.config.patch_snap.fixed_max_changed},
+      {"patch_hold", options.config.patch_snap.hold},
       {"patch_fixed_hold", options.config.patch_snap.fixed_hold},
       {"seeds", options.seeds},
       {"seed_frames", options.seed_frames},

@@ -82,8 +82,8 @@ PaletteConfig read_palette(ObjectReader& parent, int channels) {
   return palette;
 }
 
-// Note [Patch snap]: {"file": "patches.txt", "max_changed": 8, "fixed_max_changed": 64,
-// "fixed_hold": 4, "snap": true}, after the palette
+// Note [Patch snap]: {"file": "patches.txt", "max_changed": 2, "fixed_max_changed": 64,
+// "hold": 1, "fixed_hold": 1, "snap": true}, after the palette
 // (the book's letters index it).
 PatchSnapConfig read_patch_snap(ObjectReader& parent, const ModelConfig& config) {
   const std::string key = "patch_snap";
@@ -94,6 +94,7 @@ PatchSnapConfig read_patch_snap(ObjectReader& parent, const ModelConfig& config)
   patch_snap.max_changed = reader.integer("max_changed", 0, kMaxPatchSide * kMaxPatchSide);
   patch_snap.fixed_max_changed =
       reader.integer("fixed_max_changed", 0, kMaxPatchSide * kMaxPatchSide);
+  patch_snap.hold = reader.integer("hold", 0, kMaxPatchSide * kMaxPatchSide);
   patch_snap.fixed_hold = reader.integer("fixed_hold", 0, kMaxPatchSide * kMaxPatchSide);
   reader.reject_unknown();
   if (config.palette.colours.empty()) {
@@ -513,6 +514,7 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
     out["patch_snap"] = {{"file", config.patch_snap.file},
                          {"max_changed", config.patch_snap.max_changed},
                          {"fixed_max_changed", config.patch_snap.fixed_max_changed},
+                         {"hold", config.patch_snap.hold},
                          {"fixed_hold", config.patch_snap.fixed_hold},
                          {"snap", config.patch_snap.snap}};
   }

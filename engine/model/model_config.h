@@ -110,15 +110,18 @@ struct PaletteConfig {
 
 // Note [Patch snap] (engine/model/patch_snap.h): the patch book a generated frame's patches are
 // snapped to, written by `worldcast patches --write` beside the config:
-// {"file": "patches.txt", "max_changed": 8, "fixed_max_changed": 64, "fixed_hold": 4,
+// {"file": "patches.txt", "max_changed": 2, "fixed_max_changed": 64, "hold": 1, "fixed_hold": 1,
 // "snap": true}. The book is read when the config is
 // (its file relative to the config's folder) and must be of the config's palette and frame.
 struct PatchSnapConfig {
-  std::string file;            // as the config gives it
-  int max_changed = 8;         // the most pixels a snap may change in one patch
-  int fixed_max_changed = 64;  // the same in a screen-fixed cell (one that a patch is bound to)
-  int fixed_hold = 4;  // a screen-fixed cell keeps the previous frame's patch within this; 0: off
-  bool snap = true;    // whether play snaps; off keeps the book (to measure without it)
+  std::string file;  // as the config gives it
+  // PatchSnapLimits (patch_book.h), as the config gives them.
+  int max_changed = 2;
+  int fixed_max_changed = 64;
+  int hold = 1;
+  int fixed_hold = 1;
+  PatchSnapLimits limits() const { return {max_changed, fixed_max_changed, hold, fixed_hold}; }
+  bool snap = true;  // whether play snaps; off keeps the book (to measure without it)
   std::shared_ptr<const PatchBook> book;  // null when the config names none
   bool active() const { return snap && book != nullptr; }
 };

@@ -24,6 +24,16 @@ inline constexpr char kPatchLetters[] =
 inline constexpr int kMaxPatchColours = 64;
 inline constexpr int kMaxPatchSide = 32;
 
+// How far Note [Patch snap] (patch_snap.h) may move a patch: the most pixels a snap may change
+// in a world cell and in a screen-fixed one (a cell some patch is bound to), and how many pixels
+// of change a world cell and a screen-fixed cell hold back (0: none).
+struct PatchSnapLimits {
+  int max_changed = 2;
+  int fixed_max_changed = 64;
+  int hold = 1;
+  int fixed_hold = 1;
+};
+
 struct PatchBook {
   int size = 8;         // a patch's side in pixels; the grid starts at the frame's top-left corner
   int frame_width = 0;  // the frames the survey saw (cells are of their grid)

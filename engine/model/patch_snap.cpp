@@ -64,15 +64,13 @@ at::Tensor from_patches(const at::Tensor& patches, const at::Tensor& like, int s
 
 }  // namespace
 
-PatchSnap::PatchSnap(const PatchBook& book, const at::Tensor& palette, int max_changed,
-                     int fixed_max_changed, int fixed_hold, const at::Device& device,
+PatchSnap::PatchSnap(const PatchBook& book, const at::Tensor& palette,
+                     const PatchSnapLimits& limits, const at::Device& device,
                      const std::string& where)
     : size_(book.size),
       grid_h_(book.grid_h()),
       grid_w_(book.grid_w()),
-      max_changed_(max_changed),
-      fixed_max_changed_(fixed_max_changed),
-      fixed_hold_(fixed_hold),
+      limits_(limits),
       where_(where) {
   if (book.colours > palette.size(0)) {
     throw Error(where, "the patch book has " + std::to_string(book.colours) +
@@ -87,14 +85,14 @@ PatchSnap::PatchSnap(const PatchBook& book, const at::Tensor& palette, int max_c
   entry_norms_ = entry_bytes_.square().sum(1);
   const int64_t cells = int64_t{grid_h_} * grid_w_, k = entry_model_.size(0);
   at::Tensor barred = at::zeros({cells, k}, at::kFloat);
-  at::Tensor limit = at::full({cells}, max_changed, at::kLong);
+  at::Tensor limit = at::full({cells}, limits.max_changed, at::kLong);
   at::Tensor fixed = at::zeros({cells}, at::kBool);
   for (int64_t i = 0; i < k; ++i) {
     if (book.cells[i].empty()) continue;
     barred.select(1, i).fill_(kBarred);
     for (int cell : book.cells[i]) {
       barred[cell][i] = 0.0f;
-      limit[cell] = fixed_max_changed;
+      limit[cell] = limits.fixed_max_changed;
       fixed[cell] = true;
     }
   }
@@ -121,22 +119,29 @@ at::Tensor PatchSnap::snap(const at::Tensor& frames, const at::Tensor& reference
   const at::Tensor within = (changed.view({-1, cells}) <= limit_.unsqueeze(0)).reshape({-1});
   const at::Tensor take = allowed.logical_and(within).unsqueeze(1);
   at::Tensor out = at::where(take, entry_model_.index_select(0, nearest), patches);
-  if (reference.defined() && fixed_hold_ > 0) {
+  if (reference.defined()) {
     check_frames(reference, size_, grid_h_, grid_w_, where_);
     const at::Tensor held = to_patches(reference.to(at::kFloat), size_, grid_h_, grid_w_);
     const at::Tensor held_changed =
         (centred_bytes(held) != bytes).view({-1, 3, pixels}).any(1).sum(1);
     const at::Tensor fixed = fixed_.repeat({nearest.size(0) / cells});
-    const at::Tensor hold =
-        fixed.logical_and(allowed).logical_and(held_changed <= changed + fixed_hold_);
+    const at::Tensor world_hold = fixed.logical_not()
+                                      .logical_and(allowed)
+                                      .logical_and(changed > 0)
+                                      .logical_and(held_changed <= limits_.hold);
+    at::Tensor hold = world_hold;
+    if (limits_.fixed_hold > 0) {
+      hold = hold.logical_or(
+          fixed.logical_and(allowed).logical_and(held_changed <= changed + limits_.fixed_hold));
+    }
     out = at::where(hold.unsqueeze(1), held, out);
   }
   return from_patches(out, frames, size_, grid_h_, grid_w_).to(frames.scalar_type()).contiguous();
 }
 
 at::Tensor snap_patches_reference(const at::Tensor& frames, const PatchBook& book,
-                                  const at::Tensor& palette, int max_changed, int fixed_max_changed,
-                                  int fixed_hold, const at::Tensor& reference) {
+                                  const at::Tensor& palette, const PatchSnapLimits& limits,
+                                  const at::Tensor& reference) {
   const int s = book.size, gh = book.grid_h(), gw = book.grid_w();
   std::vector<bool> fixed(static_cast<size_t>(gh) * gw, false);
   for (const std::vector<int>& bound : book.cells) {
@@ -144,7 +149,7 @@ at::Tensor snap_patches_reference(const at::Tensor& frames, const PatchBook& boo
   }
   check_frames(frames, s, gh, gw, "patch book");
   const at::Tensor x = frames.to(at::kFloat).contiguous().reshape({-1, 3, gh * s, gw * s});
-  const bool holds = reference.defined() && fixed_hold > 0;
+  const bool holds = reference.defined();
   const at::Tensor ref = holds ? reference.to(at::kFloat).contiguous().reshape(x.sizes()) : x;
   const auto rs = ref.accessor<float, 4>();
   const at::Tensor p = palette.to(at::kFloat).contiguous();
@@ -186,7 +191,7 @@ at::Tensor snap_patches_reference(const at::Tensor& frames, const PatchBook& boo
             }
           }
         }
-        if (holds && fixed[cell]) {
+        if (holds) {
           int held_changed = 0;
           for (int i = 0; i < s * s; ++i) {
             const int y = r * s + i / s, x0 = c * s + i % s;
@@ -197,7 +202,10 @@ at::Tensor snap_patches_reference(const at::Tensor& frames, const PatchBook& boo
               }
             }
           }
-          if (held_changed <= changed + fixed_hold) {
+          const bool hold =
+              fixed[cell] ? limits.fixed_hold > 0 && held_changed <= changed + limits.fixed_hold
+                          : changed > 0 && held_changed <= limits.hold;
+          if (hold) {
             for (int i = 0; i < s * s; ++i) {
               const int y = r * s + i / s, x0 = c * s + i % s;
               for (int ch = 0; ch < 3; ++ch) os[n][ch][y][x0] = rs[n][ch][y][x0];
@@ -205,7 +213,7 @@ at::Tensor snap_patches_reference(const at::Tensor& frames, const PatchBook& boo
             continue;
           }
         }
-        if (changed > (fixed[cell] ? fixed_max_changed : max_changed)) continue;
+        if (changed > (fixed[cell] ? limits.fixed_max_changed : limits.max_changed)) continue;
         for (int i = 0; i < s * s; ++i) {
           for (int ch = 0; ch < 3; ++ch) {
             os[n][ch][r * s + i / s][c * s + i % s] = ps[book.patches[best][i]][ch];

@@ -33,6 +33,13 @@ namespace wc::model {
 // change after 10 000 frames on the H200 (session 18). So a screen-fixed cell holds the previous
 // frame's patch (the block's reference) while it explains the drawn patch within `fixed_hold`
 // pixels of the nearest book patch; a real change of pose or facing moves more pixels than that.
+// One pixel is enough, and more costs the keys: the network reads the sprite's stride as motion,
+// and holding the standing pose against strides drawn 4 pixels off it took the scroll's share of
+// moving steps from 93 % to 90 % (session 18, CPU, 8 seeds).
+// A world cell, likewise, holds the previous frame's patch against a drawn patch that is no book
+// patch and differs from it in at most `hold` pixels: on one seed of five the last idle frames
+// still gained single stray pixels there. A drawn patch that is a book patch is always taken, so
+// a dot of the game's ground scrolling from cell to cell still moves.
 // Snapped frames are committed and become the next frame's reference, so a repair holds; play snaps
 // after the palette snap (the book's patches are palette colours).
 
@@ -40,27 +47,26 @@ class PatchSnap {
  public:
   // The book's patches in the palette's colours (`palette`: palette_tensor's [C, 3], model space),
   // on `device`. Throws wc::Error naming `where` when the book's colours exceed the palette's.
-  PatchSnap(const PatchBook& book, const at::Tensor& palette, int max_changed,
-            int fixed_max_changed, int fixed_hold, const at::Device& device,
-            const std::string& where);
+  PatchSnap(const PatchBook& book, const at::Tensor& palette, const PatchSnapLimits& limits,
+            const at::Device& device, const std::string& where);
 
   // `frames` ([..., 3, H, W] of the book's frame size, any floating dtype, model space) with each
   // patch of the grid replaced by its nearest allowed book patch (Euclidean distance of the RGB
   // bytes, ties to the first in the book) when they differ in at most max_changed pixels
   // (fixed_max_changed in a screen-fixed cell). With `reference` (frames' shape: the frame before
-  // each, as the sampler's) and fixed_hold > 0, a screen-fixed cell keeps the reference's patch
-  // when it differs from the drawn one in at most fixed_hold more pixels than the nearest book
-  // patch does. Returns `frames`' dtype. Throws wc::Error for another frame size.
+  // each, as the sampler's), a screen-fixed cell keeps the reference's patch when it differs from
+  // the drawn one in at most fixed_hold (> 0) more pixels than the nearest book patch does, and a
+  // world cell keeps it when the drawn patch is no book patch and differs from it in at most hold
+  // pixels. Returns `frames`' dtype. Throws wc::Error for another frame size.
   at::Tensor snap(const at::Tensor& frames, const at::Tensor& reference = at::Tensor()) const;
 
   int size() const { return size_; }
-  int max_changed() const { return max_changed_; }
-  int fixed_max_changed() const { return fixed_max_changed_; }
-  int fixed_hold() const { return fixed_hold_; }
+  const PatchSnapLimits& limits() const { return limits_; }
   int64_t patches() const { return entry_bytes_.size(0); }
 
  private:
-  int size_, grid_h_, grid_w_, max_changed_, fixed_max_changed_, fixed_hold_;
+  int size_, grid_h_, grid_w_;
+  PatchSnapLimits limits_;
   std::string where_;
   at::Tensor entry_bytes_;  // [K, 3·S·S] float32, byte values minus 128 (exact products)
   at::Tensor entry_norms_;  // [K] their squared norms
@@ -72,7 +78,7 @@ class PatchSnap {
 
 // The per-patch loop that PatchSnap::snap must match (tests; CPU).
 at::Tensor snap_patches_reference(const at::Tensor& frames, const PatchBook& book,
-                                  const at::Tensor& palette, int max_changed, int fixed_max_changed,
-                                  int fixed_hold = 0, const at::Tensor& reference = at::Tensor());
+                                  const at::Tensor& palette, const PatchSnapLimits& limits,
+                                  const at::Tensor& reference = at::Tensor());
 
 }  // namespace wc::model

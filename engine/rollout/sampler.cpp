@@ -38,9 +38,9 @@ BlockSampler::BlockSampler(model::CausalDiTImpl& model, attention::AttentionPoli
   const model::PatchSnapConfig& patches = config.patch_snap;
   if (patches.book && patches.book->frame_width == size.width &&
       patches.book->frame_height == size.height) {
-    patch_snapper_ = std::make_unique<model::PatchSnap>(
-        *patches.book, palette_, patches.max_changed, patches.fixed_max_changed, patches.fixed_hold,
-        device, config.file.empty() ? config.name : config.file);
+    patch_snapper_ =
+        std::make_unique<model::PatchSnap>(*patches.book, palette_, patches.limits(), device,
+                                           config.file.empty() ? config.name : config.file);
     patch_on_ = patches.active();
   }
   prediction_ = config.prediction;

@@ -19,16 +19,16 @@ TEST(PatchSnapGpu, SnapMatchesTheCpuLoop) {
   const PatchBook book = testing::random_book(random, 8, 16, 16, 26, 4096);
   const at::Tensor frames = testing::frames_of_book(book, palette, 2, 3, random).unsqueeze(0);
   const at::Tensor before = testing::frames_of_book(book, palette, 2, 3, random).unsqueeze(0);
-  const PatchSnap snap(book, palette.cuda(), 8, 64, 4, at::Device(at::kCUDA), "book");
+  const PatchSnap snap(book, palette.cuda(), {8, 64, 1, 4}, at::Device(at::kCUDA), "book");
   const at::Tensor on_gpu = snap.snap(frames.cuda(), before.cuda());
-  EXPECT_TRUE(
-      at::equal(on_gpu.cpu(), snap_patches_reference(frames, book, palette, 8, 64, 4, before)));
+  EXPECT_TRUE(at::equal(on_gpu.cpu(),
+                        snap_patches_reference(frames, book, palette, {8, 64, 1, 4}, before)));
   const at::Tensor half = frames.to(at::kBFloat16);
   const at::Tensor half_gpu = snap.snap(half.cuda());
   EXPECT_EQ(half_gpu.scalar_type(), at::kBFloat16);
   EXPECT_TRUE(at::equal(
       half_gpu.cpu(),
-      snap_patches_reference(half.to(at::kFloat), book, palette, 8, 64).to(at::kBFloat16)));
+      snap_patches_reference(half.to(at::kFloat), book, palette, {8, 64, 1, 4}).to(at::kBFloat16)));
 }
 
 }  // namespace

@@ -541,11 +541,9 @@ TEST(ModelConfig, PatchSnapReadsTheBookBesideTheConfig) {
   book.patches = {std::vector<uint8_t>(64, 0), std::vector<uint8_t>(64, 1)};
   book.cells = {{}, {0, 1}};
   write_patch_book((folder / "patches.txt").string(), book);
-  json["patch_snap"] = {{"file", "patches.txt"},
-                        {"max_changed", 6},
-                        {"fixed_max_changed", 64},
-                        {"fixed_hold", 4},
-                        {"snap", true}};
+  json["patch_snap"] = {{"file", "patches.txt"},   {"max_changed", 6},
+                        {"fixed_max_changed", 64}, {"hold", 1},
+                        {"fixed_hold", 4},         {"snap", true}};
   const std::string path = (folder / "config.json").string();
   std::ofstream(path) << json.dump(2);
 
@@ -555,6 +553,7 @@ TEST(ModelConfig, PatchSnapReadsTheBookBesideTheConfig) {
   EXPECT_EQ(config.patch_snap.max_changed, 6);
   EXPECT_EQ(config.patch_snap.fixed_max_changed, 64);
   EXPECT_EQ(config.patch_snap.fixed_hold, 4);
+  EXPECT_EQ(config.patch_snap.hold, 1);
   EXPECT_EQ(config.patch_snap.book->patches, book.patches);
   EXPECT_EQ(config.patch_snap.book->cells, book.cells);
   const nlohmann::json written = model_config_to_json(config);
@@ -586,6 +585,7 @@ TEST(ModelConfig, PatchSnapReadsTheBookBesideTheConfig) {
   EXPECT_THAT(error_with({{"file", "nothing.txt"},
                           {"max_changed", 6},
                           {"fixed_max_changed", 64},
+                          {"hold", 1},
                           {"fixed_hold", 4},
                           {"snap", true}},
                          palette),
@@ -593,6 +593,7 @@ TEST(ModelConfig, PatchSnapReadsTheBookBesideTheConfig) {
   EXPECT_THAT(error_with({{"file", "patches.txt"},
                           {"max_changed", 65},
                           {"fixed_max_changed", 64},
+                          {"hold", 1},
                           {"fixed_hold", 4},
                           {"snap", true}},
                          palette),
@@ -602,6 +603,7 @@ TEST(ModelConfig, PatchSnapReadsTheBookBesideTheConfig) {
   EXPECT_THAT(error_with({{"file", "patches.txt"},
                           {"max_changed", 6},
                           {"fixed_max_changed", 65},
+                          {"hold", 1},
                           {"fixed_hold", 4},
                           {"snap", true}},
                          palette),
@@ -615,6 +617,7 @@ TEST(ModelConfig, PatchSnapReadsTheBookBesideTheConfig) {
   EXPECT_THAT(error_with({{"file", "wide.txt"},
                           {"max_changed", 6},
                           {"fixed_max_changed", 64},
+                          {"hold", 1},
                           {"fixed_hold", 4},
                           {"snap", true}},
                          palette),
@@ -623,6 +626,7 @@ TEST(ModelConfig, PatchSnapReadsTheBookBesideTheConfig) {
   EXPECT_THAT(error_with({{"file", "broken.txt"},
                           {"max_changed", 6},
                           {"fixed_max_changed", 64},
+                          {"hold", 1},
                           {"fixed_hold", 4},
                           {"snap", true}},
                          palette),

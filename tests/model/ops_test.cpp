@@ -186,9 +186,11 @@ TEST(Ops, DispatchingFormsAreTheCompositionOnCpu) {
   EXPECT_TRUE(at::equal(layer_norm_modulate(x, shift, scale, 1e-6),
                         modulate(layer_norm(x, 1e-6), shift, scale)));
   const at::Tensor weight = at::rand({64}) + 0.5;
-  const RopeRotation rotation = rope_rotation(rope_table(5, 3, 2, 2, 32, 10000.0), at::kCPU, at::kFloat);
+  const RopeRotation rotation =
+      rope_rotation(rope_table(5, 3, 2, 2, 32, 10000.0), at::kCPU, at::kFloat);
   const at::Tensor split = rms_norm(x, weight, 1e-6).view({2, 12, 2, 32}).transpose(1, 2);
-  EXPECT_TRUE(at::equal(qk_norm_rope(x, weight, rotation, 2, 1e-6), apply_rotation(split, rotation)));
+  EXPECT_TRUE(
+      at::equal(qk_norm_rope(x, weight, rotation, 2, 1e-6), apply_rotation(split, rotation)));
   const at::Tensor w = at::randn({96, 64}), b = at::randn({96});
   EXPECT_TRUE(at::equal(linear_gelu(x, w, b), at::gelu(at::linear(x, w, b), "tanh")));
 }

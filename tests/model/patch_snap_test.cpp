@@ -33,16 +33,15 @@ TEST(PatchSnap, MatchesThePerPatchLoop) {
     for (const auto& [max_changed, fixed_max_changed] :
          std::vector<std::pair<int, int>>{{0, 0}, {3, 16}, {8, 2}, {16, 16}}) {
       for (int hold : {0, 3, 16}) {
-        const PatchSnap snap(book, palette, max_changed, fixed_max_changed, hold, at::kCPU, "book");
+        const PatchSnapLimits limits{max_changed, fixed_max_changed, hold % 3, hold};
+        const PatchSnap snap(book, palette, limits, at::kCPU, "book");
         const at::Tensor fast = snap.snap(frames, mixed);
         ASSERT_EQ(fast.sizes(), frames.sizes());
-        EXPECT_TRUE(at::equal(fast, snap_patches_reference(frames, book, palette, max_changed,
-                                                           fixed_max_changed, hold, mixed)))
+        EXPECT_TRUE(at::equal(fast, snap_patches_reference(frames, book, palette, limits, mixed)))
             << "damage " << damage << ", max_changed " << max_changed << ", fixed "
             << fixed_max_changed << ", hold " << hold;
-        EXPECT_TRUE(at::equal(
-            snap.snap(frames),
-            snap_patches_reference(frames, book, palette, max_changed, fixed_max_changed)));
+        EXPECT_TRUE(
+            at::equal(snap.snap(frames), snap_patches_reference(frames, book, palette, limits)));
       }
     }
   }
@@ -59,8 +58,8 @@ TEST(PatchSnap, BreaksTiesTowardTheFirstPatchAsTheLoopDoes) {
   book.patches = {{1, 0, 0, 0}, {0, 1, 0, 0}};
   book.cells = {{}, {}};
   const at::Tensor frame = at::full({1, 3, 2, 2}, -1.0f);
-  const at::Tensor snapped = PatchSnap(book, palette, 1, 1, 0, at::kCPU, "book").snap(frame);
-  EXPECT_TRUE(at::equal(snapped, snap_patches_reference(frame, book, palette, 1, 1)));
+  const at::Tensor snapped = PatchSnap(book, palette, {1, 1, 0, 0}, at::kCPU, "book").snap(frame);
+  EXPECT_TRUE(at::equal(snapped, snap_patches_reference(frame, book, palette, {1, 1, 0, 0})));
   EXPECT_EQ(snapped[0][0][0][0].item<float>(), 1.0f);  // the first patch's white pixel
   EXPECT_EQ(snapped[0][0][0][1].item<float>(), -1.0f);
 }
@@ -92,7 +91,7 @@ TEST(PatchSnap, RepairsNearMissesLeavesFarOnesAndKeepsBoundPatchesHome) {
   std::vector<int> sprite(16, 4), damaged_sprite = sprite, far = std::vector<int>(16, 2);
   damaged_sprite[5] = 0;
   damaged_sprite[6] = 1;
-  const PatchSnap snap(book, palette, 3, 3, 0, at::kCPU, "book");
+  const PatchSnap snap(book, palette, {3, 3, 0, 0}, at::kCPU, "book");
   // A damaged sprite at home snaps back; the same damage one cell over has no sprite to snap to.
   const at::Tensor home = snap.snap(frame_of(damaged_sprite, far));
   EXPECT_TRUE(at::equal(home, frame_of(sprite, far)));
@@ -103,7 +102,7 @@ TEST(PatchSnap, RepairsNearMissesLeavesFarOnesAndKeepsBoundPatchesHome) {
   std::vector<int> ruined = sprite;
   for (int i = 0; i < 4; ++i) ruined[i] = 0;
   EXPECT_TRUE(at::equal(snap.snap(frame_of(ruined, far)), frame_of(ruined, far)));
-  const PatchSnap always_home(book, palette, 3, 16, 0, at::kCPU, "book");
+  const PatchSnap always_home(book, palette, {3, 16, 0, 0}, at::kCPU, "book");
   EXPECT_TRUE(at::equal(always_home.snap(frame_of(ruined, ruined)), frame_of(sprite, ruined)));
   // A screen-fixed cell holds the frame before's patch while it explains the drawn one within
   // the hold (here the sprite with one pixel of colour 0: a pose the book does not have), and
@@ -112,11 +111,21 @@ TEST(PatchSnap, RepairsNearMissesLeavesFarOnesAndKeepsBoundPatchesHome) {
   pose[9] = 0;
   std::vector<int> drawn = pose;
   drawn[10] = 1;  // one pixel from the pose, two from the sprite
-  const PatchSnap holding(book, palette, 3, 16, 1, at::kCPU, "book");
+  const PatchSnap holding(book, palette, {3, 16, 0, 1}, at::kCPU, "book");
   EXPECT_TRUE(
       at::equal(holding.snap(frame_of(drawn, far), frame_of(pose, far)), frame_of(pose, far)));
   EXPECT_TRUE(
       at::equal(holding.snap(frame_of(sprite, far), frame_of(ruined, far)), frame_of(sprite, far)));
+  // A world cell holds the frame before's patch against a drawn one a stray pixel from it that is
+  // no book patch; a drawn book patch is always taken.
+  std::vector<int> stray = far, solid(16, 1), dotted(16, 1);
+  stray[3] = 3;
+  dotted[7] = 2;
+  const PatchSnap world_holding(book, palette, {0, 16, 1, 0}, at::kCPU, "book");
+  EXPECT_TRUE(at::equal(world_holding.snap(frame_of(sprite, stray), frame_of(sprite, far)),
+                        frame_of(sprite, far)));
+  EXPECT_TRUE(at::equal(world_holding.snap(frame_of(sprite, solid), frame_of(sprite, dotted)),
+                        frame_of(sprite, solid)));
   // bfloat16 in, bfloat16 out.
   const at::Tensor half = snap.snap(frame_of(damaged_sprite, far).to(at::kBFloat16));
   EXPECT_EQ(half.scalar_type(), at::kBFloat16);
@@ -127,14 +136,14 @@ TEST(PatchSnap, RefusesAnotherFrameSizeAndABookBeyondThePalette) {
   std::mt19937 random(5);
   const at::Tensor palette = palette_of_bytes(4, random);
   const PatchBook book = random_book(random, 4, 2, 2, 4, 5);
-  const PatchSnap snap(book, palette, 2, 2, 0, at::kCPU, "cfg.json");
+  const PatchSnap snap(book, palette, {2, 2, 0, 0}, at::kCPU, "cfg.json");
   try {
     snap.snap(at::zeros({1, 3, 8, 12}));
     ADD_FAILURE() << "no error";
   } catch (const Error& error) {
     EXPECT_THAT(error.what(), HasSubstr("cfg.json: the patch book is of 8x8 RGB frames"));
   }
-  EXPECT_THROW(PatchSnap(book, palette.slice(0, 0, 3), 2, 2, 0, at::kCPU, "cfg.json"), Error);
+  EXPECT_THROW(PatchSnap(book, palette.slice(0, 0, 3), {2, 2, 0, 0}, at::kCPU, "cfg.json"), Error);
 }
 
 }  // namespace

@@ -117,7 +117,7 @@ TEST(PatchSurvey, FindsTheSpriteAndLeavesTheGamesFramesAsTheyAre) {
   }
   EXPECT_LT(survey.fixed_cells.size(), 40u);  // the world scrolls: most cells are not fixed
   const at::Tensor palette = model::palette_tensor(config.palette, at::kCPU);
-  const model::PatchSnap snap(book, palette, 64, 64, 0, at::kCPU, "survey");
+  const model::PatchSnap snap(book, palette, {64, 64, 0, 0}, at::kCPU, "survey");
   // As bytes: the palette's model-space values may round differently from the clip's in the last
   // bit.
   const auto bytes = [](const at::Tensor& x) { return ((x + 1) * 127.5).round(); };

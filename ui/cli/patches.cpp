@@ -28,9 +28,7 @@ struct PatchesCommandOptions {
   int size = 8;
   int max_patches = 4096;
   int min_count = 1;
-  int max_changed = 8;
-  int fixed_max_changed = 64;
-  int fixed_hold = 4;
+  model::PatchSnapLimits limits;
   bool write = false;
   std::string book = "patches.txt";
   std::string snap = "on";
@@ -58,18 +56,20 @@ void write_book(const PatchesCommandOptions& o, model::ModelConfig config,
   const fs::path book_path = fs::path(o.config).parent_path() / o.book;
   model::write_patch_book(book_path.string(), survey.book);
   config.patch_snap.file = o.book;
-  config.patch_snap.max_changed = o.max_changed;
-  config.patch_snap.fixed_max_changed = o.fixed_max_changed;
-  config.patch_snap.fixed_hold = o.fixed_hold;
+  config.patch_snap.max_changed = o.limits.max_changed;
+  config.patch_snap.fixed_max_changed = o.limits.fixed_max_changed;
+  config.patch_snap.hold = o.limits.hold;
+  config.patch_snap.fixed_hold = o.limits.fixed_hold;
   config.patch_snap.snap = o.snap == "on";
   config.patch_snap.book = std::make_shared<const model::PatchBook>(survey.book);
   const nlohmann::json json = model::model_config_to_json(config);
   model::parse_model_config(json, o.config);
   write_file_atomically(o.config, json.dump(2) + "\n");
   std::printf(
-      "wrote %s and its patch_snap (max_changed %d, fixed_max_changed %d, snap %s) into %s\n",
-      book_path.string().c_str(), o.max_changed, o.fixed_max_changed, o.snap.c_str(),
-      o.config.c_str());
+      "wrote %s and its patch_snap (max_changed %d, fixed_max_changed %d, hold %d, fixed_hold "
+      "%d, snap %s) into %s\n",
+      book_path.string().c_str(), o.limits.max_changed, o.limits.fixed_max_changed, o.limits.hold,
+      o.limits.fixed_hold, o.snap.c_str(), o.config.c_str());
 }
 
 void run_patches(const PatchesCommandOptions& o) {
@@ -107,13 +107,17 @@ const bool kRegistered = register_command("patches", [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--min-count", o->min_count, "a patch seen fewer times is left out")
       ->capture_default_str();
-  cmd->add_option("--max-changed", o->max_changed,
+  cmd->add_option("--max-changed", o->limits.max_changed,
                   "with --write: the most pixels a snap may change in one patch")
       ->capture_default_str();
-  cmd->add_option("--fixed-max-changed", o->fixed_max_changed,
+  cmd->add_option("--fixed-max-changed", o->limits.fixed_max_changed,
                   "with --write: the same in a screen-fixed cell (the sprite's, the HUD's)")
       ->capture_default_str();
-  cmd->add_option("--fixed-hold", o->fixed_hold,
+  cmd->add_option("--hold", o->limits.hold,
+                  "with --write: a world cell keeps the previous frame's patch against a drawn "
+                  "patch that is no book patch and this close to it")
+      ->capture_default_str();
+  cmd->add_option("--fixed-hold", o->limits.fixed_hold,
                   "with --write: a screen-fixed cell keeps the previous frame's patch while it is "
                   "within this many pixels of the nearest (0: off)")
       ->capture_default_str();
