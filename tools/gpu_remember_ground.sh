@@ -23,19 +23,7 @@ W=build/gpu/ui/cli/worldcast
 M=assets/models/game-small-moves
 CONFIG=${CONFIG:-$M/config.json}
 summary() {  # summary FILE LABEL: one line of the eval JSON's numbers
-  python3 - "$1" "$2" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1])); out = [sys.argv[2]]
-if 'responsiveness' in d: out += ['resp', round(d['responsiveness']['share'], 4)]
-if 'idle' in d: out += ['idle', round(d['idle']['psnr_db'], 2)]
-if 'memory' in d: out += ['mem', round(d['memory']['psnr_db'], 2)]
-if 'stability' in d:
-    s = d['stability']
-    out += ['start', round(s['idle_self_psnr_start_db'], 2), 'end', round(s['idle_self_psnr_end_db'], 2),
-            'delta', round(s['delta_db'], 2), 'detail', round(s['detail_ratio'], 2),
-            'sprite', s.get('sprite_psnr_vs_truth_start_db'), s.get('sprite_psnr_vs_truth_end_db')]
-print(*out)
-PY
+  python3 tools/eval_summary.py "$1" "$2"
 }
 if [ "${PHASE:-A}" = A ]; then
   bin=$(find build/gpu -name model_gpu_tests -type f -perm -u+x | head -1)

@@ -91,11 +91,11 @@ PatchSnapConfig read_patch_snap(ObjectReader& parent, const ModelConfig& config)
   PatchSnapConfig patch_snap;
   patch_snap.file = reader.string("file");
   patch_snap.snap = reader.boolean("snap");
-  patch_snap.max_changed = reader.integer("max_changed", 0, kMaxPatchSide * kMaxPatchSide);
-  patch_snap.fixed_max_changed =
+  patch_snap.limits.max_changed = reader.integer("max_changed", 0, kMaxPatchSide * kMaxPatchSide);
+  patch_snap.limits.fixed_max_changed =
       reader.integer("fixed_max_changed", 0, kMaxPatchSide * kMaxPatchSide);
-  patch_snap.hold = reader.integer("hold", 0, kMaxPatchSide * kMaxPatchSide);
-  patch_snap.fixed_hold = reader.integer("fixed_hold", 0, kMaxPatchSide * kMaxPatchSide);
+  patch_snap.limits.hold = reader.integer("hold", 0, kMaxPatchSide * kMaxPatchSide);
+  patch_snap.limits.fixed_hold = reader.integer("fixed_hold", 0, kMaxPatchSide * kMaxPatchSide);
   reader.reject_unknown();
   if (config.palette.colours.empty()) {
     reader.fail(key,
@@ -127,8 +127,8 @@ PatchSnapConfig read_patch_snap(ObjectReader& parent, const ModelConfig& config)
                     std::to_string(config.frame.width) + "x" + std::to_string(config.frame.height));
   }
   for (const auto& [key, value] :
-       {std::pair<std::string, int>{"max_changed", patch_snap.max_changed},
-        {"fixed_max_changed", patch_snap.fixed_max_changed}}) {
+       {std::pair<std::string, int>{"max_changed", patch_snap.limits.max_changed},
+        {"fixed_max_changed", patch_snap.limits.fixed_max_changed}}) {
     if (value > book.size * book.size) {
       reader.fail(reader.field_path(key), "must be at most the book's " +
                                               std::to_string(book.size * book.size) +
@@ -512,10 +512,10 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
   }
   if (config.patch_snap.book) {
     out["patch_snap"] = {{"file", config.patch_snap.file},
-                         {"max_changed", config.patch_snap.max_changed},
-                         {"fixed_max_changed", config.patch_snap.fixed_max_changed},
-                         {"hold", config.patch_snap.hold},
-                         {"fixed_hold", config.patch_snap.fixed_hold},
+                         {"max_changed", config.patch_snap.limits.max_changed},
+                         {"fixed_max_changed", config.patch_snap.limits.fixed_max_changed},
+                         {"hold", config.patch_snap.limits.hold},
+                         {"fixed_hold", config.patch_snap.limits.fixed_hold},
                          {"snap", config.patch_snap.snap}};
   }
   if (!config.policies.empty()) out["policies"] = config.policies;

@@ -114,14 +114,9 @@ struct PaletteConfig {
 // "snap": true}. The book is read when the config is
 // (its file relative to the config's folder) and must be of the config's palette and frame.
 struct PatchSnapConfig {
-  std::string file;  // as the config gives it
-  // PatchSnapLimits (patch_book.h), as the config gives them.
-  int max_changed = 2;
-  int fixed_max_changed = 64;
-  int hold = 1;
-  int fixed_hold = 1;
-  PatchSnapLimits limits() const { return {max_changed, fixed_max_changed, hold, fixed_hold}; }
-  bool snap = true;  // whether play snaps; off keeps the book (to measure without it)
+  std::string file;        // as the config gives it
+  PatchSnapLimits limits;  // its four fields, as the config gives them
+  bool snap = true;        // whether play snaps; off keeps the book (to measure without it)
   std::shared_ptr<const PatchBook> book;  // null when the config names none
   bool active() const { return snap && book != nullptr; }
 };

@@ -39,7 +39,7 @@ BlockSampler::BlockSampler(model::CausalDiTImpl& model, attention::AttentionPoli
   if (patches.book && patches.book->frame_width == size.width &&
       patches.book->frame_height == size.height) {
     patch_snapper_ =
-        std::make_unique<model::PatchSnap>(*patches.book, palette_, patches.limits(), device,
+        std::make_unique<model::PatchSnap>(*patches.book, palette_, patches.limits, device,
                                            config.file.empty() ? config.name : config.file);
     patch_on_ = patches.active();
   }

@@ -16,6 +16,16 @@ uint64_t mix(uint64_t x) {  // splitmix64: independent seeds from consecutive in
 
 }  // namespace
 
+at::Tensor frame_bytes(const ClipBatch& batch) {
+  return batch.frames.add(1.0)
+      .mul(127.5)
+      .round()
+      .clamp(0, 255)
+      .to(at::kByte)
+      .movedim(2, -1)
+      .contiguous();
+}
+
 ClipBatch make_clip_batch(const ClipSpec& spec, int batch_size, uint64_t seed, int64_t index) {
   const int64_t f = spec.frames, h = spec.height, w = spec.width;
   ClipBatch batch;

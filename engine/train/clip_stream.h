@@ -28,6 +28,10 @@ struct ClipBatch {
   at::Tensor lead_positions;
 };
 
+// The batch's frames as the RGB bytes the game drew ([B, F, H, W, 3] uint8, contiguous): frames
+// are byte / 127.5 − 1, channels first.
+at::Tensor frame_bytes(const ClipBatch& batch);
+
 // The batch of `index`: clips seeded from (seed, index, row).
 ClipBatch make_clip_batch(const ClipSpec& spec, int batch_size, uint64_t seed, int64_t index);
 

@@ -152,15 +152,7 @@ PaletteSurvey survey_palette(const ClipSpec& spec, int batch_size, uint64_t seed
   if (batches < 1) throw Error("--batches", "must be at least 1, got " + std::to_string(batches));
   ColourCounts counts;
   for (int b = 0; b < batches; ++b) {
-    const ClipBatch batch = make_clip_batch(spec, batch_size, seed, b);
-    // Back to the bytes the game drew: frames are byte / 127.5 − 1, channels first.
-    const at::Tensor bytes = batch.frames.add(1.0)
-                                 .mul(127.5)
-                                 .round()
-                                 .clamp(0, 255)
-                                 .to(at::kByte)
-                                 .movedim(2, -1)
-                                 .contiguous();
+    const at::Tensor bytes = frame_bytes(make_clip_batch(spec, batch_size, seed, b));
     count_pixels(bytes.data_ptr<uint8_t>(), static_cast<size_t>(bytes.numel() / 3), counts);
   }
   return finish(counts, max_colours);

@@ -215,15 +215,7 @@ PatchSurvey survey_clip_patches(const ClipSpec& spec, int batch_size, uint64_t s
   if (batches < 1) throw Error("--batches", "must be at least 1, got " + std::to_string(batches));
   PatchCounter counter(spec.width, spec.height, palette, size);
   for (int b = 0; b < batches; ++b) {
-    const ClipBatch batch = make_clip_batch(spec, batch_size, seed, b);
-    // Back to the bytes the game drew: frames are byte / 127.5 − 1, channels first.
-    const at::Tensor bytes = batch.frames.add(1.0)
-                                 .mul(127.5)
-                                 .round()
-                                 .clamp(0, 255)
-                                 .to(at::kByte)
-                                 .movedim(2, -1)
-                                 .contiguous();
+    const at::Tensor bytes = frame_bytes(make_clip_batch(spec, batch_size, seed, b));
     counter.add(bytes.data_ptr<uint8_t>(),
                 static_cast<int>(bytes.numel() / (3 * spec.width * spec.height)));
   }

@@ -37,8 +37,8 @@ model::ModelConfig book_config(bool snap) {
   book->patches.push_back(checker);
   book->cells.push_back({0});
   c.patch_snap.book = book;
-  c.patch_snap.max_changed = 64;  // random weights: every patch is far from the book
-  c.patch_snap.fixed_max_changed = 64;
+  c.patch_snap.limits.max_changed = 64;  // random weights: every patch is far from the book
+  c.patch_snap.limits.fixed_max_changed = 64;
   c.patch_snap.snap = snap;
   return c;
 }

@@ -56,10 +56,7 @@ void write_book(const PatchesCommandOptions& o, model::ModelConfig config,
   const fs::path book_path = fs::path(o.config).parent_path() / o.book;
   model::write_patch_book(book_path.string(), survey.book);
   config.patch_snap.file = o.book;
-  config.patch_snap.max_changed = o.limits.max_changed;
-  config.patch_snap.fixed_max_changed = o.limits.fixed_max_changed;
-  config.patch_snap.hold = o.limits.hold;
-  config.patch_snap.fixed_hold = o.limits.fixed_hold;
+  config.patch_snap.limits = o.limits;
   config.patch_snap.snap = o.snap == "on";
   config.patch_snap.book = std::make_shared<const model::PatchBook>(survey.book);
   const nlohmann::json json = model::model_config_to_json(config);
