@@ -5,8 +5,10 @@
 # each under the device tool's 16 MB limit) and the logs are copied to $OUT.
 # Usage (device tool, from the project root, carry .gpu-deps and, to continue, run):
 #   [TRAIN_CONFIG=assets/train/X.json] bash tools/gpu_train.sh SECONDS [extra `worldcast train` flags...]
-# A previous run continues when run/state exists (put a returned state there first). On a machine
-# still warm from an earlier call the build is reused.
+# A previous run continues when run/state exists (put a returned state there first, or call again
+# while the machine is warm); otherwise INIT=DIR starts from the exported model in DIR. On a
+# machine still warm from an earlier call the build is reused. STATE_BACK=0 returns the model and
+# logs only (a state too large for the returned files stays on the warm machine).
 set -u
 source tools/device_env.sh
 BUDGET=${1:-300}
@@ -29,8 +31,10 @@ while [ $((BUDGET - (SECONDS - START))) -gt 45 ]; do
   left=$((BUDGET - (SECONDS - START) - 20))
   minutes=$(python3 -c "print(min(2.5, $left / 60.0))")
   began=$SECONDS
+  init=()
+  [ ! -d run/state ] && [ -n "${INIT:-}" ] && init=(--init "$INIT")
   $W train --config "${TRAIN_CONFIG:-assets/train/game-small.json}" --out run --device cuda --minutes "$minutes" \
-    --quiet "$@" >> "$OUT/train.log" 2>&1
+    --quiet "${init[@]}" "$@" >> "$OUT/train.log" 2>&1
   echo "process exit $? at $((SECONDS - START)) s" | tee -a "$OUT/train_summary.txt"
   [ $((SECONDS - began)) -lt 30 ] && break  # the step target is reached (or it cannot start)
 done
@@ -38,8 +42,8 @@ kill $SMI
 tail -2 run/log.jsonl | tee -a "$OUT/train_summary.txt"
 # At most 8 files come back, each under 16 MB: the shards as they are, the small files in a tar.
 cp run/model/*.safetensors "$OUT/" 2>/dev/null
-cp run/state/*.safetensors "$OUT/" 2>/dev/null
+[ "${STATE_BACK:-1}" = 1 ] && cp run/state/*.safetensors "$OUT/" 2>/dev/null
 cp run/log.jsonl "$OUT/"
 ( cd "$OUT" && tar -cf small.tar --remove-files *.txt *.log log.jsonl )
-tar -rf "$OUT/small.tar" run/model/*.json run/state/*.json
+tar -rf "$OUT/small.tar" run/model/*.json run/model/*.txt run/state/*.json 2>/dev/null
 ls -la "$OUT"

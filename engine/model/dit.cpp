@@ -150,7 +150,12 @@ at::Tensor HeadImpl::forward(const at::Tensor& x, const at::Tensor& embedding) {
 
 CausalDiTImpl::CausalDiTImpl(const ModelConfig& config) : config_(config) {
   const int64_t d = config.hidden;
-  patch_embed = register_module("patch_embed", make_linear(config.patch_dim(), d));
+  if (config.tokens.active()) {
+    token_embed = register_module(
+        "token_embed", torch::nn::Embedding(int64_t{config.tokens.vocab} + 1, d));  // + the mask
+  } else {
+    patch_embed = register_module("patch_embed", make_linear(config.patch_dim(), d));
+  }
   time_embed = register_module("time_embed", TimeEmbedding(config.freq_dim, d));
   action_embed = register_module("action_embed", torch::nn::Embedding(config.num_actions, d));
   time_proj = register_module("time_proj", make_linear(d, 6 * d));
@@ -163,18 +168,25 @@ at::Tensor CausalDiTImpl::forward(const FrameBatch& batch, const AttendFn& atten
                                   const HeadOrderFn& order) {
   const ModelConfig& c = config_;
   const at::Tensor& frames = batch.frames;
-  TORCH_CHECK(frames.dim() == 5 && frames.size(2) == c.channels,
-              "CausalDiT: frames must be [B, F, ", c.channels, ", H, W], got ", frames.sizes());
+  const bool tokens = c.tokens.active();
+  if (tokens) {
+    TORCH_CHECK(frames.dim() == 4 && frames.scalar_type() == at::kLong,
+                "CausalDiT: a token model's frames must be int64 tokens [B, F, h, w], got ",
+                frames.sizes());
+  } else {
+    TORCH_CHECK(frames.dim() == 5 && frames.size(2) == c.channels,
+                "CausalDiT: frames must be [B, F, ", c.channels, ", H, W], got ", frames.sizes());
+  }
   const int64_t b = frames.size(0);
   const int frames_count = static_cast<int>(frames.size(1));
-  const int gh = static_cast<int>(frames.size(3) / c.patch_h);
-  const int gw = static_cast<int>(frames.size(4) / c.patch_w);
+  const int gh = static_cast<int>(tokens ? frames.size(2) : frames.size(3) / c.patch_h);
+  const int gw = static_cast<int>(tokens ? frames.size(3) : frames.size(4) / c.patch_w);
   TORCH_CHECK(batch.t.sizes() == at::IntArrayRef({b, frames_count}) &&
                   batch.actions.sizes() == at::IntArrayRef({b, frames_count}),
               "CausalDiT: t and actions must be [B, F]");
 
-  const at::Tensor dtype_frames = frames.to(patch_embed->weight.scalar_type());
-  at::Tensor x = project(patch_embed, patchify(dtype_frames, c.patch_h, c.patch_w));
+  at::Tensor x = tokens ? at::embedding(token_embed->weight, frames.reshape({b, -1}))
+                        : project(patch_embed, patchify(frames.to(dtype()), c.patch_h, c.patch_w));
   const at::Tensor embedding = time_embed(batch.t) + action_embed(batch.actions);  // [B, F, D]
   const at::Tensor cond =
       project(time_proj, at::silu(embedding)).view({b, frames_count, 6, c.hidden});
@@ -196,8 +208,13 @@ at::Tensor CausalDiTImpl::forward(const FrameBatch& batch, const AttendFn& atten
     ++layer;
   }
   if (!with_head) return at::Tensor();
-  return unpatchify(head(x, embedding), frames_count, gh, gw, c.output_channels(), c.patch_h,
-                    c.patch_w);
+  const int first = batch.head_first_frame;
+  TORCH_CHECK(first >= 0 && first < frames_count, "CausalDiT: head_first_frame ", first,
+              " outside the ", frames_count, " frames");
+  const int scored = frames_count - first;
+  const at::Tensor out = head(x.slice(1, int64_t{first} * gh * gw), embedding.slice(1, first));
+  if (tokens) return out.view({b, scored, int64_t{gh} * gw, c.tokens.vocab});
+  return unpatchify(out, scored, gh, gw, c.output_channels(), c.patch_h, c.patch_w);
 }
 
 const RopeRotation& CausalDiTImpl::rope_for(int64_t frame_start, int frames, int grid_h, int grid_w,
@@ -233,7 +250,9 @@ at::Tensor CausalDiTImpl::forward_train(const FrameBatch& batch) {
   const ModelConfig& c = config_;
   const int frames_count = static_cast<int>(batch.frames.size(1));
   const int tokens_per_frame =
-      static_cast<int>((batch.frames.size(3) / c.patch_h) * (batch.frames.size(4) / c.patch_w));
+      c.tokens.active()
+          ? static_cast<int>(batch.frames.size(2) * batch.frames.size(3))
+          : static_cast<int>((batch.frames.size(3) / c.patch_h) * (batch.frames.size(4) / c.patch_w));
   return forward_masked(batch,
                         block_causal_mask(frames_count, tokens_per_frame, c.frames_per_block));
 }

@@ -31,7 +31,9 @@ using AttendFn = std::function<at::Tensor(int layer, const at::Tensor& q, const 
 using HeadOrderFn = std::function<const std::vector<int>*(int layer)>;
 
 // What one forward pass is about: frames [B, F, C, H, W] of noise levels t [B, F] under actions
-// [B, F] (int64), the first of them at absolute frame index frame_start (RoPE time).
+// [B, F] (int64), the first of them at absolute frame index frame_start (RoPE time). For a token
+// model (Note [Patch tokens]) the frames are tokens [B, F, h, w] (int64; the codebook's size is
+// the mask) and t is the share of each frame's tokens masked.
 struct FrameBatch {
   at::Tensor frames;
   at::Tensor t;
@@ -44,6 +46,9 @@ struct FrameBatch {
   // (overrides frame_start and positions). A recorded graph passes its static buffers here, so
   // a replay rotates by whatever positions were copied into them.
   const RopeRotation* rope = nullptr;
+  // The output head runs on frames head_first_frame.. only (the output has F − head_first_frame
+  // frames): a training sequence scores its noisy frames, not its context.
+  int head_first_frame = 0;
 };
 
 class RmsNormImpl : public torch::nn::Module {
@@ -153,7 +158,7 @@ class CausalDiTImpl : public torch::nn::Module {
   const ModelConfig& config() const { return config_; }
 
   // The generic forward: the network's output ([B, F, C', H, W], the frames' dtype; C' =
-  // config().output_channels()), the velocity v = ε − x0 or what prediction.h turns into it,
+  // config().output_channels(); a token model's logits [B, F, h·w, vocab] in the weights' dtype), the velocity v = ε − x0 or what prediction.h turns into it,
   // for the batch, with each layer's attention delegated to `attend`. With with_head = false
   // the output head is skipped (a committing pass needs only the layers' K/V) and an undefined
   // tensor is returned.
@@ -178,8 +183,15 @@ class CausalDiTImpl : public torch::nn::Module {
   // attend): the training path's attention (reference on the CPU, fused SDPA on CUDA).
   at::Tensor forward_masked(const FrameBatch& batch, const at::Tensor& mask);
 
-  // Registration order = model_tensor_specs order.
+  // The parameters' device and dtype.
+  at::Device device() const { return time_proj->weight.device(); }
+  at::ScalarType dtype() const { return time_proj->weight.scalar_type(); }
+
+  // Registration order = model_tensor_specs order. A pixel model embeds patches with
+  // patch_embed, a token model (Note [Patch tokens]) its tokens with token_embed; the other
+  // is null.
   torch::nn::Linear patch_embed{nullptr};
+  torch::nn::Embedding token_embed{nullptr};
   TimeEmbedding time_embed{nullptr};
   torch::nn::Embedding action_embed{nullptr};
   torch::nn::Linear time_proj{nullptr};

@@ -139,6 +139,53 @@ PatchSnapConfig read_patch_snap(ObjectReader& parent, const ModelConfig& config)
   return patch_snap;
 }
 
+// Note [Patch tokens]: {"codebook": "codebook.txt", "vocab": 8192, "passes": 3,
+// "temperature": 1.0, "top_p": 1.0}; a token model is one RGB frame per block whose patches are
+// the codebook's, with nothing of the pixel models' prediction, palette or patch snap.
+TokenConfig read_tokens(ObjectReader& parent, const ModelConfig& config) {
+  const std::string key = "tokens";
+  ObjectReader reader(parent.get(key), parent.file(), key);
+  TokenConfig tokens;
+  tokens.file = reader.string("codebook");
+  tokens.vocab = reader.integer("vocab", 1, kMaxCodebookEntries);
+  if (reader.has("passes")) tokens.passes = reader.integer("passes", 1, TokenConfig::kMaxPasses);
+  if (reader.has("temperature")) {
+    tokens.temperature =
+        reader.number("temperature", TokenConfig::kMinTemperature, TokenConfig::kMaxTemperature);
+  }
+  if (reader.has("top_p")) tokens.top_p = reader.number("top_p", 1e-6, 1.0);
+  reader.reject_unknown();
+  if (config.channels != 3) reader.fail(key, "needs RGB frames (channels 3)");
+  if (config.frames_per_block != 1) reader.fail(key, "needs one frame per block");
+  if (config.patch_h != config.patch_w) reader.fail(key, "needs square patches");
+  if (config.sampler.context_noise != 0.0) {
+    reader.fail("sampler.context_noise", "must be 0 for a token model: it commits its tokens");
+  }
+  namespace fs = std::filesystem;
+  fs::path path(tokens.file);
+  if (path.is_relative() && fs::is_regular_file(parent.file())) {
+    path = fs::path(parent.file()).parent_path() / path;
+  }
+  Codebook book;
+  try {
+    book = read_codebook(path.string());
+  } catch (const Error& error) {
+    reader.fail(reader.field_path("codebook"), error.what());
+  }
+  if (book.patch != config.patch_h) {
+    reader.fail(reader.field_path("codebook"),
+                path.string() + " holds " + std::to_string(book.patch) + "-pixel patches, the " +
+                    "model's are " + std::to_string(config.patch_h));
+  }
+  if (book.size() != tokens.vocab) {
+    reader.fail(reader.field_path("vocab"),
+                std::to_string(tokens.vocab) + " differs from the " + std::to_string(book.size()) +
+                    " entries of " + path.string());
+  }
+  tokens.codebook = std::make_shared<const Codebook>(std::move(book));
+  return tokens;
+}
+
 // Each entry of "policies" names a known policy and holds settings it accepts for this model's
 // shape (checked by building it on the CPU, where its stores are still empty).
 void check_policies(const ModelConfig& config, ObjectReader& reader) {
@@ -250,6 +297,23 @@ void apply_patch_snap(ModelConfig& config, const std::string& choice, const std:
                           " names no patch book (survey one: worldcast patches --write CONFIG)");
   }
   config.patch_snap.snap = choice == "on";
+}
+
+std::string TokenConfig::temperature_problem(double value) const {
+  if (!active()) return "the model draws no tokens (not a token model)";
+  if (!(value >= kMinTemperature && value <= kMaxTemperature)) {
+    return "must be in [" + std::to_string(kMinTemperature) + ", " +
+           std::to_string(kMaxTemperature) + "], got " + std::to_string(value);
+  }
+  return "";
+}
+
+std::string TokenConfig::passes_problem(int value) const {
+  if (!active()) return "the model draws no tokens (not a token model)";
+  if (value < 1 || value > kMaxPasses) {
+    return "must be in [1, " + std::to_string(kMaxPasses) + "], got " + std::to_string(value);
+  }
+  return "";
 }
 
 ModelConfig parse_model_config(const nlohmann::json& json, const std::string& file) {
@@ -401,6 +465,15 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
                 "(Note [New ground])");
   }
   if (reader.has("patch_snap")) config.patch_snap = read_patch_snap(reader, config);
+  if (reader.has("tokens")) {
+    for (const char* pixel_only : {"prediction", "palette", "patch_snap"}) {
+      if (reader.has(pixel_only)) {
+        reader.fail(pixel_only, "does not apply to a token model (\"tokens\"): its frames are "
+                                "codebook patches");
+      }
+    }
+    config.tokens = read_tokens(reader, config);
+  }
   if (reader.has("policies")) config.policies = reader.get("policies");
   reader.reject_unknown();
 
@@ -518,6 +591,13 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
                          {"fixed_hold", config.patch_snap.limits.fixed_hold},
                          {"snap", config.patch_snap.snap}};
   }
+  if (config.tokens.active()) {
+    out["tokens"] = {{"codebook", config.tokens.file},
+                     {"vocab", config.tokens.vocab},
+                     {"passes", config.tokens.passes},
+                     {"temperature", config.tokens.temperature},
+                     {"top_p", config.tokens.top_p}};
+  }
   if (!config.policies.empty()) out["policies"] = config.policies;
   return out;
 }
@@ -532,7 +612,11 @@ std::vector<TensorSpec> model_tensor_specs(const ModelConfig& c, Dtype dtype) {
     add(name + ".bias", {out});
   };
   const int64_t d = c.hidden;
-  linear("patch_embed", d, c.patch_dim());
+  if (c.tokens.active()) {
+    add("token_embed.weight", {int64_t{c.tokens.vocab} + 1, d});  // the last row: the mask
+  } else {
+    linear("patch_embed", d, c.patch_dim());
+  }
   linear("time_embed.fc1", d, c.freq_dim);
   linear("time_embed.fc2", d, d);
   add("action_embed.weight", {c.num_actions, d});

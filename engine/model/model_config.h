@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/core/safetensors.h"
+#include "engine/model/codebook.h"
 #include "engine/model/patch_book.h"
 
 namespace wc::model {
@@ -121,6 +122,26 @@ struct PatchSnapConfig {
   bool active() const { return snap && book != nullptr; }
 };
 
+// A token model (Note [Patch tokens], engine/model/tokenizer.h): frames are codebook tokens, one
+// per patch, and a frame is drawn by Note [Masked sampling] (engine/rollout/token_sampler.h).
+// {"codebook": "codebook.txt", "vocab": 8192, "passes": 3, "temperature": 1.0, "top_p": 1.0};
+// the codebook is read when the config is (its file relative to the config's folder).
+struct TokenConfig {
+  std::string file;       // the codebook as the config names it
+  int vocab = 0;          // the codebook's entries; 0: a pixel model
+  int passes = 3;         // unmasking passes per frame
+  double temperature = 1.0;
+  double top_p = 1.0;     // 1: draw from the whole distribution
+  std::shared_ptr<const Codebook> codebook;
+  bool active() const { return vocab > 0; }
+  static constexpr int kMaxPasses = 16;
+  static constexpr double kMinTemperature = 1e-3, kMaxTemperature = 100.0;
+  // Why `temperature` cannot be this model's token temperature, or "" when it can.
+  std::string temperature_problem(double temperature) const;
+  // Why `passes` cannot be this model's pass count, or "" when it can.
+  std::string passes_problem(int passes) const;
+};
+
 // Note [Model policy settings]: a model may carry its own settings for named attention policies
 // ("policies": {"headcast": {"theta_dummy": 0.98}}), measured for it and written in its model
 // card. They sit under whatever the caller gives (the CLI's --policy-settings, eval's --settings,
@@ -152,6 +173,7 @@ struct ModelConfig {
   PredictionConfig prediction;
   PaletteConfig palette;
   PatchSnapConfig patch_snap;
+  TokenConfig tokens;
   nlohmann::json policies = nlohmann::json::object();  // name -> settings object
 
   // The settings of policy `name`: this model's settings for it with `given`'s keys over them.
@@ -161,7 +183,11 @@ struct ModelConfig {
   // What the network puts out per pixel: the frame's channels, then one logit per move choice
   // of a moved reference (Note [Moved reference]).
   int output_channels() const { return channels + prediction.move_choices(); }
-  int output_patch_dim() const { return output_channels() * patch_t * patch_h * patch_w; }
+  // What the output head puts out per token: a patch of output channels, or a token model's
+  // logits over its codebook.
+  int output_patch_dim() const {
+    return tokens.active() ? tokens.vocab : output_channels() * patch_t * patch_h * patch_w;
+  }
   int grid_h(const FrameSize& size) const { return size.height / patch_h; }
   int grid_w(const FrameSize& size) const { return size.width / patch_w; }
   // Throws wc::Error naming the file when `size` is not a whole number of patches.

@@ -7,6 +7,7 @@
 #include "engine/model/dit.h"
 #include "engine/model/palette.h"
 #include "engine/model/prediction.h"
+#include "engine/rollout/token_sampler.h"
 
 namespace wc::rollout {
 
@@ -30,7 +31,18 @@ BlockSampler::BlockSampler(model::CausalDiTImpl& model, attention::AttentionPoli
   geometry_.frames = config.frames_per_block;
   geometry_.grid_h = config.grid_h(size);
   geometry_.grid_w = config.grid_w(size);
-  const at::Device device = model.patch_embed->weight.device();
+  const at::Device device = model.device();
+  tokens_ = config.tokens;
+  if (tokens_.active()) {
+    tokenizer_ = std::make_unique<model::Tokenizer>(*tokens_.codebook, device);
+    // The passes' levels: the share of the frame still masked when each runs.
+    const int64_t n = int64_t{geometry_.grid_h} * geometry_.grid_w;
+    const std::vector<int64_t> counts = masked_counts(n, tokens_.passes);
+    schedule_.clear();
+    for (int k = 0; k < tokens_.passes; ++k) {
+      schedule_.push_back(static_cast<double>(counts[static_cast<size_t>(k)]) / n);
+    }
+  }
   if (!config.palette.colours.empty()) {
     palette_ = model::palette_tensor(config.palette, device);
   }
@@ -74,10 +86,32 @@ void BlockSampler::set_patch_snap(bool on) {
 }
 
 void BlockSampler::set_choice_temperature(double temperature) {
+  if (tokenizer_) {
+    const std::string problem = tokens_.temperature_problem(temperature);
+    if (!problem.empty()) throw Error("token temperature", problem);
+    if (temperature == tokens_.temperature) return;
+    tokens_.temperature = temperature;
+    forget_recording();
+    return;
+  }
   const std::string problem = prediction_.choice_temperature_problem(temperature);
   if (!problem.empty()) throw Error("choice temperature", problem);
   if (temperature == prediction_.choice_temperature) return;
   prediction_.choice_temperature = temperature;
+  forget_recording();
+}
+
+void BlockSampler::set_token_passes(int passes) {
+  const std::string problem = tokens_.passes_problem(passes);
+  if (!problem.empty()) throw Error("token passes", problem);
+  if (passes == tokens_.passes) return;
+  tokens_.passes = passes;
+  const int64_t n = int64_t{geometry_.grid_h} * geometry_.grid_w;
+  const std::vector<int64_t> counts = masked_counts(n, passes);
+  schedule_.clear();
+  for (int k = 0; k < passes; ++k) {
+    schedule_.push_back(static_cast<double>(counts[static_cast<size_t>(k)]) / n);
+  }
   forget_recording();
 }
 
@@ -154,6 +188,7 @@ at::Tensor BlockSampler::generate(const at::Tensor& noise, const at::Tensor& act
 at::Tensor BlockSampler::run_denoise(const at::Tensor& noise, const at::Tensor& actions,
                                      int64_t block_index, int64_t frame_start,
                                      const at::Tensor& reference, const model::RopeRotation* rope) {
+  if (tokenizer_) return run_token_denoise(noise, actions, block_index, frame_start, rope);
   const model::PredictionConfig& prediction = prediction_;
   if (prediction.previous_frame_skip && !reference.defined()) {
     throw Error(model_.config().name,
@@ -202,9 +237,50 @@ at::Tensor BlockSampler::run_denoise(const at::Tensor& noise, const at::Tensor& 
   return patch_snapper_->snap(x, before);
 }
 
+at::Tensor BlockSampler::run_token_denoise(const at::Tensor& noise, const at::Tensor& actions,
+                                           int64_t block_index, int64_t frame_start,
+                                           const model::RopeRotation* rope) {
+  const int64_t frames = noise.size(1);
+  const int64_t n = int64_t{geometry_.grid_h} * geometry_.grid_w;
+  const int64_t mask_id = tokens_.vocab;
+  const std::vector<int64_t> counts = masked_counts(n, tokens_.passes);
+  const at::Tensor uniforms = token_uniforms(noise, tokens_.passes, n);
+  at::Tensor tokens = at::full({1, frames, n}, mask_id,
+                               at::TensorOptions().dtype(at::kLong).device(noise.device()));
+  for (int k = 0; k < tokens_.passes; ++k) {
+    const double t = schedule_[static_cast<size_t>(k)];
+    const at::Tensor levels = at::full({1, frames}, t, at::TensorOptions().device(noise.device()));
+    model::FrameBatch batch{tokens.view({1, frames, geometry_.grid_h, geometry_.grid_w}), levels,
+                            actions, frame_start, at::Tensor()};
+    batch.rope = rope;
+    const at::Tensor logits =
+        model_.forward_block(batch, policy_, step_info(block_index, k, t, /*clean=*/false));
+    tokens = masked_pass(tokens, logits, uniforms.select(0, k), mask_id, tokens_.temperature,
+                         tokens_.top_p, counts[static_cast<size_t>(k) + 1]);
+  }
+  last_tokens_ = tokens.view({1, frames, geometry_.grid_h, geometry_.grid_w});
+  last_decoded_ = tokenizer_->decode(last_tokens_, noise.scalar_type());
+  return last_decoded_;
+}
+
 void BlockSampler::run_commit(const at::Tensor& x0, const at::Tensor& actions, int64_t block_index,
                               int64_t frame_start, const at::Tensor& context_eps,
                               const model::RopeRotation* rope, bool device_only) {
+  if (tokenizer_) {
+    // The frame just drawn commits its own tokens; any other (a seed frame, a re-commit) is
+    // encoded, exactly for frames made of codebook patches (Note [Patch tokens]).
+    const at::Tensor tokens = last_decoded_.defined() && x0.is_same(last_decoded_)
+                                  ? last_tokens_
+                                  : tokenizer_->encode(x0);
+    const at::Tensor levels =
+        at::zeros({1, x0.size(1)}, at::TensorOptions().device(x0.device()));
+    model::FrameBatch batch{tokens, levels, actions, frame_start, at::Tensor()};
+    batch.rope = rope;
+    attention::StepInfo step = clean_step(block_index);
+    step.commit_device_only = device_only;
+    model_.forward_block(batch, policy_, step);
+    return;
+  }
   const double c = sampler_.context_noise;
   const at::Tensor input = c > 0.0 ? (1.0 - c) * x0 + c * context_eps : x0;
   const at::Tensor levels = at::full({1, x0.size(1)}, c, at::TensorOptions().device(x0.device()));

@@ -16,6 +16,7 @@
 #include "engine/model/model_config.h"
 #include "engine/model/ops.h"
 #include "engine/model/patch_snap.h"
+#include "engine/model/tokenizer.h"
 #include "engine/rollout/block_graph.h"
 
 namespace wc::model {
@@ -44,7 +45,9 @@ struct GraphStats {
   int64_t replayed_blocks = 0;  // blocks that were a replay
 };
 
-// Runs blocks of one model through one policy. Holds references: both must outlive it.
+// Runs blocks of one model through one policy. Holds references: both must outlive it. A token
+// model's blocks are drawn by Note [Masked sampling] (token_sampler.h) and handed out decoded,
+// as frames in [-1, 1] like a pixel model's; a committed frame is encoded back to tokens.
 class BlockSampler {
  public:
   // `cuda_graphs`: let generate() replay blocks from a CUDA graph where the device and the
@@ -101,6 +104,12 @@ class BlockSampler {
   // or a bias outside [0, 100].
   double stay_bias() const { return prediction_.stay_bias; }
   void set_stay_bias(double bias);
+  // Note [Masked sampling], live: a token model's temperature (what choice_temperature() and
+  // set_choice_temperature() set for it) and its passes per frame. Throws wc::Error for a pixel
+  // model or a value out of range; a change drops the recorded block graph.
+  bool draws_tokens() const { return tokenizer_ != nullptr; }
+  int token_passes() const { return tokens_.passes; }
+  void set_token_passes(int passes);
 
   // Drops the recorded block graph after a setting it baked in changed, or when the next
   // reference has another shape (Note [Remembered ground] turned on or off).
@@ -116,6 +125,10 @@ class BlockSampler {
   at::Tensor run_denoise(const at::Tensor& noise, const at::Tensor& actions, int64_t block_index,
                          int64_t frame_start, const at::Tensor& reference,
                          const model::RopeRotation* rope);
+  // run_denoise for a token model: the passes of Note [Masked sampling], then the decode.
+  at::Tensor run_token_denoise(const at::Tensor& noise, const at::Tensor& actions,
+                               int64_t block_index, int64_t frame_start,
+                               const model::RopeRotation* rope);
   // The clean pass; `device_only` marks its commits as Note [Replayed commit]'s device half.
   void run_commit(const at::Tensor& x0, const at::Tensor& actions, int64_t block_index,
                   int64_t frame_start, const at::Tensor& context_eps,
@@ -140,6 +153,12 @@ class BlockSampler {
   bool patch_on_ = false;
   // The config's prediction with the live choice temperature.
   model::PredictionConfig prediction_;
+  // A token model's tokenizer (null for a pixel model), its settings with the live temperature
+  // and passes, and the tokens of the last frame run_token_denoise decoded (with that frame), so
+  // committing it needs no encode.
+  std::unique_ptr<model::Tokenizer> tokenizer_;
+  model::TokenConfig tokens_;
+  at::Tensor last_tokens_, last_decoded_;
   // Graph state: the recording, its static inputs, the last block's replay key.
   std::unique_ptr<BlockGraph> graph_;
   at::Tensor graph_noise_, graph_actions_, graph_eps_, graph_reference_;

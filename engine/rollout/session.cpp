@@ -104,6 +104,7 @@ struct Session::Impl {
   bool palette_snap = false;        // see Session::set_palette_snap; every new sampler gets it
   bool patch_snap = false;          // see Session::set_patch_snap; likewise
   double choice_temperature = 1.0;  // see Session::set_choice_temperature; likewise
+  int token_passes = 0;             // see Session::set_token_passes; likewise
   double stay_bias = 0.0;           // see Session::set_stay_bias; likewise
   bool remember_ground = false;     // see Session::set_remember_ground
 
@@ -117,7 +118,9 @@ struct Session::Impl {
     const at::Tensor noise =
         at::randn({1, config.frames_per_block, config.channels, size.height, size.width},
                   r.generator, at::kFloat);
-    return noise.to(device, dtype);
+    // A token model reads its draws from the noise (Note [Masked sampling]): float32 keeps
+    // their resolution.
+    return config.tokens.active() ? noise.to(device) : noise.to(device, dtype);
   }
 
   at::Tensor action_tensor(const int64_t* actions) const {
@@ -159,7 +162,10 @@ struct Session::Impl {
     auto sampler = std::make_unique<BlockSampler>(*model.ptr(), policy, size, options.cuda_graphs);
     sampler->set_palette_snap(palette_snap);
     sampler->set_patch_snap(patch_snap);
-    if (config.prediction.drawn()) sampler->set_choice_temperature(choice_temperature);
+    if (config.prediction.drawn() || config.tokens.active()) {
+      sampler->set_choice_temperature(choice_temperature);
+    }
+    if (config.tokens.active()) sampler->set_token_passes(token_passes);
     if (config.prediction.takes_likeliest_move()) sampler->set_stay_bias(stay_bias);
     return sampler;
   }
@@ -353,7 +359,9 @@ std::unique_ptr<Session> Session::create(const model::ModelConfig& config,
   impl->shape.dtype = impl->dtype;
   impl->palette_snap = config.palette.active();
   impl->patch_snap = config.patch_snap.active();
-  impl->choice_temperature = config.prediction.choice_temperature;
+  impl->choice_temperature =
+      config.tokens.active() ? config.tokens.temperature : config.prediction.choice_temperature;
+  impl->token_passes = config.tokens.passes;
   impl->stay_bias = config.prediction.stay_bias;
   impl->remember_ground = config.prediction.remember_ground;
   impl->rollout = impl->make_rollout(seed, policy_name, impl->policy_settings);
@@ -512,7 +520,17 @@ void Session::set_patch_snap(bool on) {
 }
 
 bool Session::draws_choices() const {
-  return impl_->config.prediction.drawn();
+  return impl_->config.prediction.drawn() || impl_->config.tokens.active();
+}
+bool Session::draws_tokens() const {
+  return impl_->config.tokens.active();
+}
+int Session::token_passes() const {
+  return impl_->token_passes;
+}
+void Session::set_token_passes(int passes) {
+  impl_->rollout->sampler->set_token_passes(passes);  // throws first if it cannot
+  impl_->token_passes = passes;
 }
 double Session::choice_temperature() const {
   return impl_->choice_temperature;

@@ -149,9 +149,16 @@ class Session : public FrameSource {
   // Note [Choice temperature], live: whether the model draws choices (Note [New ground]), and
   // the temperature it draws them at (from the next block on; kept like the snap). Throws
   // wc::Error for a model that draws none or a bad temperature; the Session is unchanged then.
+  // A token model (Note [Masked sampling]) draws every token: its temperature is this one.
   bool draws_choices() const;
   double choice_temperature() const;
   void set_choice_temperature(double temperature);
+  // Note [Masked sampling], live: whether the model is a token model, and its unmasking passes
+  // per frame (from the next block on; kept like the temperature). Throws wc::Error for a pixel
+  // model or passes outside [1, 16]; the Session is unchanged then.
+  bool draws_tokens() const;
+  int token_passes() const;
+  void set_token_passes(int passes);
   // Note [Stay bias], live, likewise: whether play takes each pixel's likeliest move, and the
   // bias toward "as it is" it takes it with. Throws wc::Error for a model that takes none or a
   // bias outside [0, 100]; the Session is unchanged then.

@@ -130,6 +130,15 @@ TrainConfig parse_train_config(const nlohmann::json& json, const std::string& fi
     }
     l.reject_unknown();
   }
+  if (r.has("tokens")) {
+    ObjectReader t(r.get("tokens"), file, "tokens");
+    c.has_tokens = true;
+    c.tokens.noisy_frames = t.integer("noisy_frames", 1, c.clips.frames - 1);
+    c.tokens.new_ground_weight = t.number("new_ground_weight", 0.0, 1000.0);
+    c.tokens.corrupt_share = t.number("corrupt_share", 0.0, 1.0);
+    c.tokens.max_corrupt = t.number("max_corrupt", 0.0, 1.0);
+    t.reject_unknown();
+  }
   {
     ObjectReader o(r.get("optimizer"), file, "optimizer");
     c.learning_rate = o.number("learning_rate", 1e-7, 1.0);

@@ -7,6 +7,7 @@
 #include "engine/train/adamw.h"
 #include "engine/train/motion_weight.h"
 #include "engine/train/teacher_forcing.h"
+#include "engine/train/token_batch.h"
 #include "engine/train/training_clip.h"
 
 namespace wc::train {
@@ -19,6 +20,10 @@ struct TrainConfig {
   ClipSpec clips;
   NoiseSpec noise;
   LossSpec loss;  // optional "loss" section; absent = the plain mean squared error
+  // A token model's Note [Masked training] ("tokens" section; required for a token model, refused
+  // for a pixel model). Of "noise" it uses action_dropout and dropped_action.
+  TokenSpec tokens;
+  bool has_tokens = false;
   // What a step learns: every weight by the losses above ("all", the default), or the output
   // head's paint rows alone by the likelihood of Note [New ground likelihood] ("new_ground",
   // engine/train/new_ground.h; no "loss" section then).

@@ -159,12 +159,19 @@ void export_model(const std::string& directory, const model::CausalDiTImpl& mode
   for (size_t i = 0; i < names.size(); ++i) {
     tensors[names[i]] = weights[i].detach().to(at::kCPU, at::kBFloat16);
   }
+  // A token model travels with its codebook, beside the config that names it.
+  model::ModelConfig exported = model.config();
+  if (exported.tokens.active()) exported.tokens.file = "codebook.txt";
   const Metadata metadata{{"format", "worldcast-dit"},
-                          {"config", model::model_config_to_json(model.config()).dump()}};
+                          {"config", model::model_config_to_json(exported).dump()}};
   replace_directory(directory, [&](const std::string& temporary) {
     write_sharded_checkpoint(temporary, tensors, metadata);
+    if (exported.tokens.active()) {
+      model::write_codebook((fs::path(temporary) / exported.tokens.file).string(),
+                            *exported.tokens.codebook);
+    }
     std::ofstream config(fs::path(temporary) / "config.json");
-    config << model::model_config_to_json(model.config()).dump(2) << "\n";
+    config << model::model_config_to_json(exported).dump(2) << "\n";
     if (!config) throw Error(temporary, "cannot write config.json");
   });
 }

@@ -31,6 +31,8 @@
 #include "engine/train/overlay_damage.h"
 #include "engine/train/own_rollout.h"
 #include "engine/train/teacher_forcing.h"
+#include "engine/train/token_trainer.h"
+#include "engine/train/train_loop.h"
 #include "engine/train/train_state.h"
 
 namespace wc::train {
@@ -38,67 +40,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// bf16 autocast on CUDA (LibTorch 2.x); float32 elsewhere. The cast cache must be dropped after
-// every step, or the next forward would reuse bf16 copies of the old weights.
-class MixedPrecision {
- public:
-  explicit MixedPrecision(const at::Device& device) {
-#if TORCH_VERSION_MAJOR >= 2
-    enabled_ = device.is_cuda();
-    if (enabled_) {
-      at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
-      at::autocast::set_autocast_enabled(at::kCUDA, true);
-    }
-#else
-    (void)device;
-#endif
-  }
-  ~MixedPrecision() {
-#if TORCH_VERSION_MAJOR >= 2
-    if (enabled_) {
-      at::autocast::set_autocast_enabled(at::kCUDA, false);
-      at::autocast::clear_cache();
-    }
-#endif
-  }
-  void end_step() const {
-#if TORCH_VERSION_MAJOR >= 2
-    if (enabled_) at::autocast::clear_cache();
-#endif
-  }
-  bool enabled() const {
-    return enabled_;
-  }
-
- private:
-  bool enabled_ = false;
-};
-
-uint64_t step_seed(uint64_t seed, int64_t step) {
-  return seed * 0x100000001B3ull + static_cast<uint64_t>(step) * 0x9E3779B97F4A7C15ull + 17;
-}
-
 // Mixed into a step's seed for the overlay damage's draws, so they are not the batch's.
 constexpr uint64_t kOverlayDamageSeed = 0x5D1E5EEDull;
-
-void print_bar(const StepReport& r, int64_t target_steps, double minutes_left) {
-  char line[256];
-  const int width = 24;
-  int filled = 0;
-  if (target_steps > 0)
-    filled = static_cast<int>(width * std::min(1.0, double(r.step) / target_steps));
-  std::string bar(static_cast<size_t>(filled), '#');
-  bar.resize(width, '.');
-  std::snprintf(line, sizeof(line),
-                "\r[%s] step %lld  loss %.4f  lr %.2e  %.0f clips/s (%.0f%% data wait)  %.1f min%s",
-                bar.c_str(), static_cast<long long>(r.step), r.loss, r.learning_rate,
-                r.clips_per_second, 100.0 * r.data_wait_share, r.seconds / 60.0,
-                minutes_left >= 0
-                    ? (" (" + std::to_string(int(minutes_left * 60)) + " s left)").c_str()
-                    : "");
-  std::fputs(line, stderr);
-  std::fflush(stderr);
-}
 
 // How the gradient pass treats a moved reference's choice (Note [Moved reference]).
 struct ChoiceTraining {
@@ -328,6 +271,15 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
     throw Error("train", "a new output head needs weights to start from (--init)");
   }
   const model::ModelConfig model_config = model::load_model_config(config.model_config);
+  if (config.clips.width != model_config.frame.width ||
+      config.clips.height != model_config.frame.height) {
+    throw Error(config.file, "field 'clips': frame size differs from the model config's frame");
+  }
+  if (model_config.tokens.active()) return train_token_model(config, model_config, options, on_log);
+  if (config.has_tokens) {
+    throw Error(config.file, "field 'tokens': only for a token model (" + model_config.file +
+                                 " has no \"tokens\")");
+  }
   if (config.clips.width != model_config.frame.width ||
       config.clips.height != model_config.frame.height) {
     throw Error(config.file, "field 'clips': frame size differs from the model config's frame");

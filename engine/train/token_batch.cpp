@@ -1,0 +1,132 @@
+// See token_batch.h.
+#include "engine/train/token_batch.h"
+
+#include <c10/core/GradMode.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+namespace wc::train {
+
+at::Tensor scrolled_in(const at::Tensor& tokens) {
+  const at::NoGradGuard no_grad;
+  const int64_t b = tokens.size(0), f = tokens.size(1), h = tokens.size(2), w = tokens.size(3);
+  at::Tensor strip = at::zeros({b, f, h, w}, tokens.options().dtype(at::kBool));
+  if (f < 2) return strip;
+  const at::Tensor now = tokens.slice(1, 1), before = tokens.slice(1, 0, f - 1);
+  // Shifts (dy, dx) in patches: a cell (y, x) now shows what (y + dy, x + dx) showed before.
+  const int shifts[5][2] = {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}};
+  std::vector<at::Tensor> matches;
+  for (const auto& s : shifts) {
+    const int dy = s[0], dx = s[1];
+    const at::Tensor a = now.slice(2, std::max(0, -dy), h - std::max(0, dy))
+                             .slice(3, std::max(0, -dx), w - std::max(0, dx));
+    const at::Tensor c = before.slice(2, std::max(0, dy), h - std::max(0, -dy))
+                             .slice(3, std::max(0, dx), w - std::max(0, -dx));
+    matches.push_back((a == c).sum({2, 3}));
+  }
+  // Ties go to the earlier shift: standing still first.
+  const at::Tensor best = std::get<1>(at::stack(matches, -1).max(-1));  // [B, F − 1]
+  for (int i = 1; i < 5; ++i) {
+    const int dy = shifts[i][0], dx = shifts[i][1];
+    at::Tensor edge = at::zeros({h, w}, strip.options());
+    if (dy > 0) edge.select(0, h - 1).fill_(true);
+    if (dy < 0) edge.select(0, 0).fill_(true);
+    if (dx > 0) edge.select(1, w - 1).fill_(true);
+    if (dx < 0) edge.select(1, 0).fill_(true);
+    strip.slice(1, 1).logical_or_((best == i).view({b, f - 1, 1, 1}) & edge);
+  }
+  return strip;
+}
+
+at::Tensor masked_stream_mask(int frames, const std::vector<int>& noisy, int tokens_per_frame,
+                              at::Device device) {
+  const int total = frames + static_cast<int>(noisy.size());
+  at::Tensor by_frame = at::zeros({total, total}, at::kBool);
+  auto m = by_frame.accessor<bool, 2>();
+  for (int i = 0; i < frames; ++i) {
+    for (int j = 0; j <= i; ++j) m[i][j] = true;
+  }
+  for (size_t k = 0; k < noisy.size(); ++k) {
+    const int row = frames + static_cast<int>(k);
+    for (int j = 0; j < noisy[k]; ++j) m[row][j] = true;
+    m[row][row] = true;
+  }
+  return by_frame.to(device)
+      .repeat_interleave(tokens_per_frame, 0)
+      .repeat_interleave(tokens_per_frame, 1);
+}
+
+TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
+                            const at::Tensor& positions, const TokenSpec& spec, int64_t vocab,
+                            double action_dropout, int64_t dropped_action, uint64_t seed) {
+  const at::NoGradGuard no_grad;
+  const at::Device device = tokens.device();
+  const int64_t b = tokens.size(0), f = tokens.size(1), h = tokens.size(2), w = tokens.size(3);
+  const int64_t n = h * w;
+  const int m = spec.noisy_frames;
+  TORCH_CHECK(m >= 1 && m < f, "make_token_batch: ", m, " masked frames of a ", f, "-frame clip");
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  const auto cpu_float = at::TensorOptions().dtype(at::kFloat);
+
+  TokenBatch batch;
+  // Which frames are masked: `m` distinct frames after the sink, from the generator.
+  {
+    const at::Tensor order = at::randperm(f - 1, gen, at::TensorOptions().dtype(at::kLong));
+    for (int i = 0; i < m; ++i) batch.noisy.push_back(static_cast<int>(order[i].item<int64_t>()) + 1);
+    std::sort(batch.noisy.begin(), batch.noisy.end());
+  }
+  const at::Tensor noisy_index = at::tensor(std::vector<int64_t>(batch.noisy.begin(), batch.noisy.end()),
+                                            at::TensorOptions().dtype(at::kLong))
+                                     .to(device);
+
+  // Action dropout, the same for a frame's context and masked copies.
+  const at::Tensor dropped = at::rand({b, f}, gen, cpu_float).to(device) < action_dropout;
+  const at::Tensor keyed = at::where(dropped, at::full({}, dropped_action, actions.options()), actions);
+
+  // Context corruption (never the sink frame).
+  at::Tensor context = tokens.reshape({b, f * n});
+  {
+    const at::Tensor corrupt_clip = at::rand({b, 1}, gen, cpu_float) < spec.corrupt_share;
+    const at::Tensor level = at::rand({b, 1}, gen, cpu_float) * spec.max_corrupt;
+    at::Tensor hit = (at::rand({b, f * n}, gen, cpu_float) < level) & corrupt_clip;
+    hit.slice(1, 0, n).fill_(false);
+    const at::Tensor source = at::randint(0, f * n, {b, f * n}, gen, at::TensorOptions().dtype(at::kLong));
+    context = at::where(hit.to(device), context.gather(1, source.to(device)), context);
+  }
+
+  // The masked copies: a share r = cos(π/2·u) of each frame's tokens, at least one.
+  const at::Tensor truth = tokens.index_select(1, noisy_index).reshape({b, m, n});
+  const at::Tensor share = at::cos(M_PI / 2.0 * at::rand({b, m, 1}, gen, cpu_float));
+  const at::Tensor count = at::clamp_min(at::ceil(share * n), 1.0);  // [B, M, 1]
+  const at::Tensor scores = at::rand({b, m, n}, gen, cpu_float);
+  const at::Tensor rank = scores.argsort(-1, false).argsort(-1, false).to(at::kFloat);
+  const at::Tensor masked_cpu = rank < count;
+  const at::Tensor masked = masked_cpu.to(device);
+  const at::Tensor shown = at::where(masked, at::full({}, vocab, truth.options()), truth);
+
+  batch.input.frames = at::cat({context.view({b, f, h, w}), shown.view({b, m, h, w})}, 1);
+  const at::Tensor level = (count / static_cast<double>(n)).squeeze(-1).to(device);  // [B, M]
+  batch.input.t = at::cat({at::zeros({b, f}, level.options()), level}, 1);
+  batch.input.actions = at::cat({keyed, keyed.index_select(1, noisy_index)}, 1);
+  batch.input.positions = at::cat({positions, positions.index_select(1, noisy_index)}, 1);
+  batch.input.head_first_frame = static_cast<int>(f);
+  batch.mask = masked_stream_mask(static_cast<int>(f), batch.noisy, static_cast<int>(n), device);
+  batch.targets = truth;
+  const at::Tensor strip = scrolled_in(tokens).index_select(1, noisy_index).reshape({b, m, n});
+  batch.weights = masked.to(at::kFloat) * (1.0 + (spec.new_ground_weight - 1.0) * strip.to(at::kFloat));
+  return batch;
+}
+
+at::Tensor masked_token_loss(const at::Tensor& logits, const at::Tensor& targets,
+                             const at::Tensor& weights) {
+  const int64_t v = logits.size(-1);
+  const at::Tensor nll = at::cross_entropy_loss(logits.reshape({-1, v}).to(at::kFloat),
+                                                targets.reshape({-1}), {}, at::Reduction::None);
+  const at::Tensor w = weights.reshape({-1});
+  return (nll * w).sum() / w.sum().clamp_min(1e-6);
+}
+
+}  // namespace wc::train

@@ -1,0 +1,65 @@
+// One training step's input for a token model (Note [Patch tokens]): a clean context stream of
+// the clip's tokens and some of its frames again with tokens masked, in one sequence, so each
+// masked frame is predicted from clean history as at play time. See Note [Masked training].
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/model/dit.h"
+
+namespace wc::train {
+
+// Note [Masked training]
+// Play draws a frame by Note [Masked sampling] against the committed tokens of earlier frames,
+// so training shows the model exactly that: the clip's frames as context (frame i sees frames
+// 0..i), then `noisy_frames` of them again, each with a random share of its tokens replaced by
+// the mask (the share drawn through MaskGIT's cosine schedule, t = the share), seeing the
+// context of the frames before it and itself. The loss is the cross-entropy of the true token at
+// every masked place; the strip the camera's step brought into view (found by the shift of the
+// frame before that explains most tokens) weighs `new_ground_weight` times as much, since that
+// is where the world is invented. Only a few frames of each clip are masked, so a long context
+// costs one stream, not two. The context of a share of clips is corrupted: a share of its tokens
+// (the sink frame's never, as play commits it from the game) replaced by tokens from elsewhere
+// in the clip, the token form of context noise, so that a wrong patch the model drew does not
+// become a pattern it copies.
+struct TokenSpec {
+  int noisy_frames = 8;
+  double new_ground_weight = 3.0;
+  double corrupt_share = 0.5;
+  double max_corrupt = 0.1;
+};
+
+struct TokenBatch {
+  model::FrameBatch input;  // tokens [B, F + M, h, w]: the context, then the M masked frames;
+                            // head_first_frame = F
+  at::Tensor mask;          // [T, T] bool attention mask (true: may attend)
+  at::Tensor targets;       // [B, M, h·w] int64: the masked frames' true tokens
+  at::Tensor weights;       // [B, M, h·w] float32: 0 where shown, else the place's loss weight
+  std::vector<int> noisy;   // each masked frame's index in the clip, ascending
+};
+
+// The strip each frame's step brought into view ([B, F, h, w] bool; frame 0 has none): for each
+// frame, the one-patch shift (or none) of the frame before that explains most of its tokens, and
+// the cells whose source under that shift lies outside the frame before.
+at::Tensor scrolled_in(const at::Tensor& tokens);
+
+// The attention mask of Note [Masked training] for `frames` context frames and the masked copies
+// of frames `noisy`, with `tokens_per_frame` tokens each.
+at::Tensor masked_stream_mask(int frames, const std::vector<int>& noisy, int tokens_per_frame,
+                              at::Device device);
+
+// The batch of clips `tokens` ([B, F, h, w] int64 on the training device), their `actions` and
+// `positions` ([B, F] int64). Actions are dropped to `dropped_action` with probability
+// `action_dropout`. Every draw follows from `seed`.
+TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
+                            const at::Tensor& positions, const TokenSpec& spec, int64_t vocab,
+                            double action_dropout, int64_t dropped_action, uint64_t seed);
+
+// The weighted mean cross-entropy of `logits` ([B, M, N, V]) at `targets` with `weights`.
+at::Tensor masked_token_loss(const at::Tensor& logits, const at::Tensor& targets,
+                             const at::Tensor& weights);
+
+}  // namespace wc::train

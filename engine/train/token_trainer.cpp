@@ -1,0 +1,180 @@
+// See token_trainer.h.
+#include "engine/train/token_trainer.h"
+
+#include <c10/core/DispatchKeySet.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <torch/nn/utils/clip_grad.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "engine/core/error.h"
+#include "engine/core/log.h"
+#include "engine/core/timing.h"
+#include "engine/model/dit.h"
+#include "engine/model/tokenizer.h"
+#include "engine/model/weights.h"
+#include "engine/train/adamw.h"
+#include "engine/train/clip_stream.h"
+#include "engine/train/token_batch.h"
+#include "engine/train/train_loop.h"
+#include "engine/train/train_state.h"
+
+namespace wc::train {
+
+namespace fs = std::filesystem;
+
+TrainReport train_token_model(const TrainConfig& config, const model::ModelConfig& model_config,
+                              const TrainOptions& options,
+                              const std::function<void(const StepReport&)>& on_log) {
+  if (!config.has_tokens) {
+    throw Error(config.file, "field 'tokens': required to train a token model (" +
+                                 model_config.file + " has \"tokens\")");
+  }
+  if (options.init_new_head || options.init_grown_head) {
+    throw Error("train", "--new-head and --grow-head are for pixel models; a token model's head "
+                         "is its codebook's logits");
+  }
+  if (config.noise.dropped_action >= model_config.num_actions) {
+    throw Error(config.file, "field 'noise.dropped_action': must be below the model's num_actions (" +
+                                 std::to_string(model_config.num_actions) + ")");
+  }
+  const fs::path out(options.out_dir);
+  const std::string state_dir = (out / "state").string();
+  const std::string model_dir = (out / "model").string();
+  fs::create_directories(out);
+
+  model::CausalDiT model(model_config);
+  init_training_weights(*model, config.seed);
+  model->to(options.device);
+  model->train();
+  std::vector<at::Tensor> params = model->parameters();
+  AdamW optimizer(params, config.optimizer);
+  std::vector<at::Tensor> ema;
+  for (const at::Tensor& p : params) ema.push_back(p.detach().clone());
+
+  TrainProgress progress;
+  if (load_train_state(state_dir, *model, ema, optimizer, &progress)) {
+    if (!options.resume) throw Error(state_dir, "a training state exists and resuming is off");
+    log_info("train: resuming from step " + std::to_string(progress.step) + " (" + state_dir + ")");
+  } else if (!options.init_from.empty()) {
+    model::load_weights(model, options.init_from);
+    at::NoGradGuard no_grad;
+    for (size_t i = 0; i < params.size(); ++i) ema[i].copy_(params[i]);
+    log_info("train: starting from the weights in " + options.init_from);
+  }
+  TrainReport report;
+  report.first_step = progress.step;
+  report.model_dir = model_dir;
+
+  const model::Tokenizer tokenizer(*model_config.tokens.codebook, options.device);
+  const int64_t target = options.max_steps > 0 ? options.max_steps : config.steps;
+  ClipStream stream(config.clips, config.batch, config.seed, progress.step, config.data_workers);
+  MixedPrecision precision(options.device);
+  std::ofstream log_file(out / "log.jsonl", std::ios::app);
+
+  Stopwatch call_time, since_checkpoint, window_time;
+  const double seconds_before = progress.seconds;
+  int loss_count = 0;
+  int64_t window_clips = 0;
+  const auto scalar = at::TensorOptions().device(options.device);
+  at::Tensor loss_sum = at::zeros({}, scalar);
+  at::Tensor miss_sum = at::zeros({}, scalar.dtype(at::kLong));
+  int64_t window_patches = 0;
+  double window_wait_ms = 0.0;
+  const auto save = [&] {
+    progress.seconds = seconds_before + call_time.elapsed_ms() / 1000.0;
+    save_train_state(state_dir, *model, ema, optimizer, progress, config.state_dtype);
+    export_model(model_dir, *model, ema);  // the EMA weights: what a player gets
+    since_checkpoint.restart();
+  };
+
+  while ((target <= 0 || progress.step < target) &&
+         (options.minutes <= 0.0 || call_time.elapsed_ms() < options.minutes * 60000.0)) {
+    Stopwatch wait_time;
+    const ClipBatch clips = stream.next();
+    window_wait_ms += wait_time.elapsed_ms();
+    const int64_t step = progress.step + 1;
+    at::Tensor tokens, misses;
+    {
+      // Note [Patch tokens]: the encode's distances are exact in float32, never under autocast.
+      const c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
+      tokens = tokenizer.encode(clips.frames.to(options.device), &misses);
+    }
+    miss_sum += misses;
+    window_patches += tokens.numel();
+    const TokenBatch batch = make_token_batch(
+        tokens, clips.actions.to(options.device), clips.positions.to(options.device), config.tokens,
+        model_config.tokens.vocab, config.noise.action_dropout, config.noise.dropped_action,
+        step_seed(config.seed, step));
+    const at::Tensor logits = model->forward_masked(batch.input, batch.mask);
+    const at::Tensor loss = masked_token_loss(logits, batch.targets, batch.weights);
+    for (at::Tensor& p : params) p.mutable_grad() = at::Tensor();
+    loss.backward();
+    precision.end_step();
+    if (config.grad_clip > 0.0) torch::nn::utils::clip_grad_norm_(params, config.grad_clip);
+    const double lr = learning_rate_at(config, step);
+    optimizer.step(lr);
+    {
+      at::NoGradGuard no_grad;
+      at::_foreach_mul_(ema, config.ema_decay);
+      at::_foreach_add_(ema, params, 1.0 - config.ema_decay);
+    }
+    progress.step = step;
+    loss_sum += loss.detach();
+    ++loss_count;
+    window_clips += config.batch;
+
+    if (step % config.log_every == 0 || step == target) {
+      StepReport r;
+      r.step = step;
+      r.loss = loss_sum.item<double>() / std::max(1, loss_count);
+      r.learning_rate = lr;
+      r.clips_per_second = window_clips / std::max(1e-9, window_time.elapsed_ms() / 1000.0);
+      r.seconds = seconds_before + call_time.elapsed_ms() / 1000.0;
+      r.data_wait_share = window_wait_ms / std::max(1e-9, window_time.elapsed_ms());
+      const double miss_share =
+          static_cast<double>(miss_sum.item<int64_t>()) / std::max<int64_t>(1, window_patches);
+      if (!std::isfinite(r.loss)) {
+        throw Error(state_dir, "training diverged: loss is not finite at step " + std::to_string(step));
+      }
+      report.last_loss = r.loss;
+      report.clips_per_second = r.clips_per_second;
+      log_file << nlohmann::json{{"step", r.step},
+                                 {"loss", r.loss},
+                                 {"lr", r.learning_rate},
+                                 {"clips_per_second", r.clips_per_second},
+                                 {"seconds", r.seconds},
+                                 {"data_wait_share", r.data_wait_share},
+                                 {"codebook_miss_share", miss_share}}
+                      .dump()
+               << "\n"
+               << std::flush;
+      if (options.progress_bar) {
+        const double left =
+            options.minutes > 0 ? options.minutes - call_time.elapsed_ms() / 60000.0 : -1.0;
+        print_bar(r, target, left);
+      }
+      if (on_log) on_log(r);
+      loss_sum.zero_();
+      miss_sum.zero_();
+      loss_count = 0;
+      window_clips = 0;
+      window_patches = 0;
+      window_wait_ms = 0.0;
+      window_time.restart();
+    }
+    if (since_checkpoint.elapsed_ms() >= config.checkpoint_minutes * 60000.0) save();
+  }
+  if (options.progress_bar) std::fputs("\n", stderr);
+  save();
+  report.steps = progress.step;
+  report.seconds = progress.seconds;
+  log_info("train: step " + std::to_string(progress.step) + ", " +
+           std::to_string(progress.seconds / 60.0) + " min in all; model in " + model_dir);
+  return report;
+}
+
+}  // namespace wc::train

@@ -1,0 +1,98 @@
+// The token model on CUDA (skipped without CUDA): the tokenizer's exact encode and its decode
+// against the CPU, and a token Session whose blocks replayed from a CUDA graph show the eager
+// frames (Note [Masked sampling] draws from the block's noise, so a replay draws the same).
+#include <gtest/gtest.h>
+#include <torch/cuda.h>
+
+#include <random>
+#include <vector>
+
+#include "engine/model/codebook.h"
+#include "engine/model/model_config.h"
+#include "engine/model/tokenizer.h"
+#include "engine/rollout/session.h"
+
+namespace wc::model {
+namespace {
+
+#define REQUIRE_CUDA()                                                                     \
+  if (!torch::cuda::is_available()) {                                                      \
+    GTEST_SKIP() << "no CUDA device in this build or on this machine (CPU-only LibTorch)"; \
+  }
+
+Codebook random_book(uint32_t seed, int entries) {
+  std::mt19937 random(seed);
+  Codebook book;
+  book.patch = 4;
+  book.colours = {{0, 0, 0}, {255, 255, 255}, {98, 178, 74}, {46, 102, 204}, {230, 208, 140}};
+  while (book.size() < entries) {
+    std::vector<uint8_t> e(16);
+    for (auto& x : e) x = static_cast<uint8_t>(random() % 5);
+    if (std::find(book.entries.begin(), book.entries.end(), e) == book.entries.end())
+      book.entries.push_back(e);
+  }
+  return book;
+}
+
+TEST(TokenGpu, TokenizerOnCudaMatchesTheCpu) {
+  REQUIRE_CUDA();
+  const Codebook book = random_book(std::random_device{}(), 300);
+  const Tokenizer cpu(book, at::kCPU), cuda(book, at::kCUDA);
+  const at::Tensor tokens = at::randint(0, book.size(), {2, 3, 8, 8}, at::kLong);
+  const at::Tensor frames = cpu.decode(tokens, at::kFloat);
+  EXPECT_TRUE(cuda.decode(tokens.to(at::kCUDA), at::kBFloat16).to(at::kCPU, at::kFloat).equal(frames));
+  at::Tensor misses;
+  EXPECT_TRUE(cuda.encode(frames.to(at::kCUDA, at::kBFloat16), &misses).to(at::kCPU).equal(tokens));
+  EXPECT_EQ(misses.item<int64_t>(), 0);
+  // Random bytes: the nearest entry, as on the CPU.
+  const at::Tensor noise = at::randint(0, 256, {1, 4, 3, 32, 32}, at::kFloat) / 127.5 - 1.0;
+  at::Tensor cpu_misses;
+  EXPECT_TRUE(cuda.encode(noise.to(at::kCUDA), &misses).to(at::kCPU).equal(cpu.encode(noise, &cpu_misses)));
+  EXPECT_EQ(misses.item<int64_t>(), cpu_misses.item<int64_t>());
+}
+
+ModelConfig token_config() {
+  ModelConfig c;
+  c.name = "gpu-tokens";
+  c.channels = 3;
+  c.frame = {32, 32};
+  c.patch_h = 4;
+  c.patch_w = 4;
+  c.hidden = 128;
+  c.layers = 3;
+  c.heads = 4;
+  c.head_dim = 32;
+  c.mlp = 256;
+  c.freq_dim = 64;
+  c.tokens.vocab = 300;
+  c.tokens.passes = 3;
+  c.tokens.codebook = std::make_shared<const Codebook>(random_book(11, 300));
+  return c;
+}
+
+TEST(TokenGpu, GraphReplayShowsTheEagerFrames) {
+  REQUIRE_CUDA();
+  for (const std::string policy : {"dense", "headcast"}) {
+    const auto run = [&](bool graphs) {
+      rollout::SessionOptions options;
+      options.cuda_graphs = graphs;
+      auto session = rollout::Session::create(token_config(), "", policy, {{"window", 4}}, 3,
+                                              at::kCUDA, options);
+      std::vector<at::Tensor> frames;
+      for (int i = 0; i < 20; ++i) {
+        if (i == 12) session->set_choice_temperature(0.5);
+        session->step(static_cast<Action>(i % 5));
+        frames.push_back(session->frame_on_device().to(at::kCPU, at::kFloat));
+      }
+      return std::make_pair(at::stack(frames), session->stats());
+    };
+    const auto [eager, eager_stats] = run(false);
+    const auto [graphed, stats] = run(true);
+    EXPECT_EQ(eager_stats.graph_replayed_blocks, 0) << policy;
+    EXPECT_GE(stats.graph_replayed_blocks, 6) << policy;
+    EXPECT_TRUE(at::equal(graphed, eager)) << policy;
+  }
+}
+
+}  // namespace
+}  // namespace wc::model

@@ -1,0 +1,204 @@
+// Note [Masked sampling]: the pass schedule, one pass against a per-token loop (the CDF draw, the
+// top-p cut, the confidence order), and a Session playing a token model: its frames are codebook
+// patches, a seed replays them, and its temperature and passes change live or are refused.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+#include "engine/core/error.h"
+#include "engine/model/tokenizer.h"
+#include "engine/rollout/session.h"
+#include "engine/rollout/token_sampler.h"
+#include "tests/model/model_test_util.h"
+
+namespace wc::rollout {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(MaskedCounts, FallFromEveryTokenToNoneStrictly) {
+  for (int64_t n : {1, 3, 16, 256}) {
+    for (int passes = 1; passes <= std::min<int64_t>(n, 8); ++passes) {
+      const std::vector<int64_t> c = masked_counts(n, passes);
+      ASSERT_EQ(c.size(), static_cast<size_t>(passes) + 1);
+      EXPECT_EQ(c.front(), n);
+      EXPECT_EQ(c.back(), 0);
+      for (size_t k = 1; k < c.size(); ++k) EXPECT_LT(c[k], c[k - 1]) << n << " " << passes;
+    }
+  }
+  EXPECT_EQ(masked_counts(256, 3), (std::vector<int64_t>{256, 221, 128, 0}));
+}
+
+TEST(TokenUniforms, AreTheNormalCdfOfTheNoiseInUnitRange) {
+  const at::Tensor noise = at::randn({1, 2, 3, 8, 8});
+  const at::Tensor u = token_uniforms(noise, 3, 16);
+  EXPECT_EQ(u.sizes(), (at::IntArrayRef{3, 1, 2, 16}));
+  EXPECT_TRUE((u >= 0).all().item<bool>());
+  EXPECT_TRUE((u < 1).all().item<bool>());
+  const double z = noise[0][1][0][0][5].item<double>();  // frame 1, value 5 = pass 0, token 5
+  EXPECT_NEAR(u[0][0][1][5].item<double>(), 0.5 * (1 + std::erf(z / std::sqrt(2.0))), 1e-6);
+}
+
+// The pass for one frame, token by token: the reference for masked_pass.
+std::vector<int64_t> pass_by_loop(const std::vector<int64_t>& tokens, const at::Tensor& logits,
+                                  const at::Tensor& uniforms, int64_t mask_id, double temperature,
+                                  double top_p, int64_t stay_masked) {
+  const int64_t n = static_cast<int64_t>(tokens.size()), v = logits.size(-1);
+  std::vector<int64_t> drawn(tokens.size());
+  std::vector<double> confidence(tokens.size());
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<double> p(static_cast<size_t>(v));
+    double max = -1e300, sum = 0;
+    for (int64_t j = 0; j < v; ++j) max = std::max(max, logits[i][j].item<double>() / temperature);
+    for (int64_t j = 0; j < v; ++j) sum += p[static_cast<size_t>(j)] = std::exp(logits[i][j].item<double>() / temperature - max);
+    for (double& x : p) x /= sum;
+    std::vector<double> kept = p;
+    if (top_p < 1) {
+      std::vector<int64_t> order(static_cast<size_t>(v));
+      for (int64_t j = 0; j < v; ++j) order[static_cast<size_t>(j)] = j;
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return p[a] > p[b]; });
+      double before = 0;
+      for (int64_t j : order) {
+        if (before >= top_p) kept[static_cast<size_t>(j)] = 0;
+        before += p[static_cast<size_t>(j)];
+      }
+    }
+    double total = 0;
+    for (double x : kept) total += x;
+    const double target = uniforms[i].item<double>() * total;
+    double cdf = 0;
+    int64_t pick = v - 1;
+    for (int64_t j = 0; j < v; ++j) {
+      cdf += kept[static_cast<size_t>(j)];
+      if (cdf > target) {
+        pick = j;
+        break;
+      }
+    }
+    const bool masked = tokens[static_cast<size_t>(i)] == mask_id;
+    drawn[static_cast<size_t>(i)] = masked ? pick : tokens[static_cast<size_t>(i)];
+    confidence[static_cast<size_t>(i)] = masked ? kept[static_cast<size_t>(pick)] : 2.0;
+  }
+  std::vector<int64_t> order(tokens.size());
+  for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return confidence[a] > confidence[b]; });
+  std::vector<int64_t> out(tokens.size(), mask_id);
+  for (int64_t r = 0; r < n - stay_masked; ++r) {
+    out[static_cast<size_t>(order[static_cast<size_t>(r)])] = drawn[static_cast<size_t>(order[static_cast<size_t>(r)])];
+  }
+  return out;
+}
+
+TEST(MaskedPass, MatchesAPerTokenLoop) {
+  std::mt19937 random(std::random_device{}());
+  for (int trial = 0; trial < 6; ++trial) {
+    const int64_t n = 24, v = 9, mask_id = v;
+    const at::Tensor logits = at::randn({1, 1, n, v}) * 2.0;
+    const at::Tensor uniforms = at::rand({1, 1, n});
+    std::vector<int64_t> tokens(static_cast<size_t>(n));
+    for (auto& t : tokens) t = random() % 3 == 0 ? static_cast<int64_t>(random() % v) : mask_id;
+    const int64_t shown = std::count_if(tokens.begin(), tokens.end(), [&](int64_t t) { return t != mask_id; });
+    const int64_t stay = (n - shown) / 2;
+    const double temperature = trial % 2 ? 0.7 : 1.0;
+    const double top_p = trial >= 3 ? 0.8 : 1.0;
+    const at::Tensor in = at::tensor(tokens, at::kLong).view({1, 1, n});
+    const at::Tensor out = masked_pass(in, logits, uniforms, mask_id, temperature, top_p, stay);
+    const std::vector<int64_t> expected =
+        pass_by_loop(tokens, logits[0][0], uniforms[0][0], mask_id, temperature, top_p, stay);
+    for (int64_t i = 0; i < n; ++i) {
+      EXPECT_EQ(out[0][0][i].item<int64_t>(), expected[static_cast<size_t>(i)]) << "trial " << trial << " token " << i;
+    }
+    EXPECT_EQ((out == mask_id).sum().item<int64_t>(), stay);
+  }
+}
+
+TEST(MaskedPass, DrawsFromTheDistributionNotItsMode) {
+  // One likely token (p ≈ 0.6) and the rest: the draws over many uniforms keep the others.
+  const int64_t n = 4000, v = 5;
+  at::Tensor logits = at::zeros({1, 1, n, v});
+  logits.select(-1, 0).fill_(std::log(6.0));  // p0 = 6/10, the others 1/10 each
+  const at::Tensor out = masked_pass(at::full({1, 1, n}, v, at::kLong), logits, at::rand({1, 1, n}), v, 1.0, 1.0, 0);
+  const double share = (out == 0).to(at::kFloat).mean().item<double>();
+  EXPECT_NEAR(share, 0.6, 0.04);
+}
+
+// A token model of the tiny config over a codebook of random 4x4 patches.
+model::ModelConfig token_config() {
+  std::mt19937 random(5);
+  model::Codebook book;
+  book.patch = 4;
+  book.colours = {{0, 0, 0}, {255, 255, 255}, {98, 178, 74}, {46, 102, 204}};
+  while (book.size() < 40) {
+    std::vector<uint8_t> e(16);
+    for (auto& x : e) x = static_cast<uint8_t>(random() % 4);
+    if (std::find(book.entries.begin(), book.entries.end(), e) == book.entries.end()) book.entries.push_back(e);
+  }
+  model::ModelConfig c = testing::tiny_config();
+  c.tokens.vocab = book.size();
+  c.tokens.passes = 3;
+  c.tokens.codebook = std::make_shared<const model::Codebook>(book);
+  return c;
+}
+
+std::vector<uint8_t> play(Session& s, int frames) {
+  std::vector<uint8_t> out;
+  for (int i = 0; i < frames; ++i) {
+    s.step(static_cast<game::Action>(i % 5));
+    out.insert(out.end(), s.rgba(), s.rgba() + s.width() * s.height() * 4);
+  }
+  return out;
+}
+
+TEST(TokenSession, DrawsCodebookPatchesAndReplaysFromItsSeed) {
+  const model::ModelConfig c = token_config();
+  auto a = Session::create(c, "", "dense", {{"window", 4}}, 7, at::kCPU);
+  auto b = Session::create(c, "", "dense", {{"window", 4}}, 7, at::kCPU);
+  EXPECT_TRUE(a->draws_tokens());
+  EXPECT_TRUE(a->draws_choices());
+  EXPECT_EQ(a->token_passes(), 3);
+  const std::vector<uint8_t> frames = play(*a, 5);
+  EXPECT_EQ(frames, play(*b, 5));
+  // Every patch of every frame is a codebook entry.
+  const model::Tokenizer tokenizer(*c.tokens.codebook, at::kCPU);
+  at::Tensor misses;
+  tokenizer.encode(a->last_block().unsqueeze(0), &misses);
+  EXPECT_EQ(misses.item<int64_t>(), 0);
+  // Another seed draws other frames.
+  auto other = Session::create(c, "", "dense", {{"window", 4}}, 8, at::kCPU);
+  EXPECT_NE(play(*other, 5), frames);
+}
+
+TEST(TokenSession, TemperatureAndPassesChangeLiveOrAreRefused) {
+  model::ModelConfig cold = token_config();
+  cold.tokens.temperature = 0.2;
+  cold.tokens.passes = 2;
+  auto live = Session::create(token_config(), "", "headcast", {{"window", 4}}, 9, at::kCPU);
+  auto chosen = Session::create(cold, "", "headcast", {{"window", 4}}, 9, at::kCPU);
+  live->set_choice_temperature(0.2);
+  live->set_token_passes(2);
+  EXPECT_EQ(play(*live, 4), play(*chosen, 4));
+  try {
+    live->set_token_passes(0);
+    ADD_FAILURE() << "0 passes accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("passes"));
+  }
+  try {
+    live->set_choice_temperature(0.0);
+    ADD_FAILURE() << "temperature 0 accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("temperature"));
+  }
+  EXPECT_EQ(live->token_passes(), 2);
+  // A pixel model has no passes.
+  auto pixel = Session::create(testing::tiny_config(), "", "dense", {{"window", 4}}, 9, at::kCPU);
+  EXPECT_FALSE(pixel->draws_tokens());
+  EXPECT_THROW(pixel->set_token_passes(2), Error);
+}
+
+}  // namespace
+}  // namespace wc::rollout

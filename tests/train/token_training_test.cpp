@@ -1,0 +1,318 @@
+// Note [Masked training]: the masked sequence equals play's cached forward frame by frame, its
+// draws follow the spec, the scrolled-in strip is the one the game's camera revealed, and the
+// token training loop learns and exports a model that plays.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+
+#include "engine/core/error.h"
+#include "engine/game/game.h"
+#include "engine/model/codebook.h"
+#include "engine/model/dit.h"
+#include "engine/model/model_config.h"
+#include "engine/model/tokenizer.h"
+#include "engine/model/weights.h"
+#include "engine/rollout/session.h"
+#include "engine/train/token_batch.h"
+#include "engine/train/train_config.h"
+#include "engine/train/trainer.h"
+#include "tests/model/model_test_util.h"
+
+namespace wc::train {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+TEST(MaskedStreamMask, MatchesItsDefinition) {
+  const std::vector<int> noisy = {1, 3, 4};
+  const int frames = 5, n = 3;
+  const at::Tensor mask = masked_stream_mask(frames, noisy, n, at::kCPU);
+  ASSERT_EQ(mask.sizes(), (at::IntArrayRef{(frames + 3) * n, (frames + 3) * n}));
+  for (int i = 0; i < (frames + 3) * n; ++i) {
+    for (int j = 0; j < (frames + 3) * n; ++j) {
+      const int fi = i / n, fj = j / n;
+      bool may;
+      if (fi < frames) {
+        may = fj <= fi;
+      } else {
+        may = fj == fi || fj < noisy[static_cast<size_t>(fi - frames)];
+      }
+      ASSERT_EQ(mask[i][j].item<bool>(), may) << i << " " << j;
+    }
+  }
+}
+
+TEST(MakeTokenBatch, MasksOnlyTheChosenFramesAndWeighsOnlyMaskedPlaces) {
+  const int64_t vocab = 50;
+  const at::Tensor tokens = at::randint(0, vocab, {3, 9, 4, 4}, at::kLong);
+  const at::Tensor actions = at::randint(0, 5, {3, 9}, at::kLong);
+  const at::Tensor positions = at::arange(9, at::kLong).repeat({3, 1}) + 100;
+  TokenSpec spec;
+  spec.noisy_frames = 4;
+  spec.corrupt_share = 1.0;
+  spec.max_corrupt = 0.5;
+  const TokenBatch batch = make_token_batch(tokens, actions, positions, spec, vocab, 0.0, 5, 11);
+  ASSERT_EQ(batch.noisy.size(), 4u);
+  EXPECT_TRUE(std::is_sorted(batch.noisy.begin(), batch.noisy.end()));
+  EXPECT_GE(batch.noisy.front(), 1);
+  EXPECT_EQ(batch.input.frames.sizes(), (at::IntArrayRef{3, 13, 4, 4}));
+  EXPECT_EQ(batch.input.head_first_frame, 9);
+  // The sink frame is never corrupted; the masked frames hold the truth or the mask.
+  EXPECT_TRUE(batch.input.frames.slice(1, 0, 1).equal(tokens.slice(1, 0, 1)));
+  for (size_t k = 0; k < batch.noisy.size(); ++k) {
+    const at::Tensor shown = batch.input.frames.select(1, 9 + static_cast<int64_t>(k)).reshape({3, 16});
+    const at::Tensor truth = tokens.select(1, batch.noisy[k]).reshape({3, 16});
+    const at::Tensor masked = shown == vocab;
+    EXPECT_TRUE(masked.any(1).all().item<bool>()) << "every masked frame masks a token";
+    EXPECT_TRUE(at::where(masked, truth, shown).equal(truth));
+    EXPECT_TRUE(batch.targets.select(1, static_cast<int64_t>(k)).equal(truth));
+    const at::Tensor w = batch.weights.select(1, static_cast<int64_t>(k));
+    EXPECT_TRUE((w.gt(0) == masked).all().item<bool>());
+    // t is the masked share.
+    EXPECT_TRUE(at::allclose(batch.input.t.select(1, 9 + static_cast<int64_t>(k)),
+                             masked.to(at::kFloat).mean(1)));
+    EXPECT_TRUE(batch.input.positions.select(1, 9 + static_cast<int64_t>(k))
+                    .equal(positions.select(1, batch.noisy[k])));
+  }
+  // Corruption happened somewhere in the context, and the same seed draws the same batch.
+  EXPECT_FALSE(batch.input.frames.slice(1, 0, 9).equal(tokens));
+  const TokenBatch again = make_token_batch(tokens, actions, positions, spec, vocab, 0.0, 5, 11);
+  EXPECT_TRUE(again.input.frames.equal(batch.input.frames));
+  EXPECT_EQ(again.noisy, batch.noisy);
+}
+
+// The game's frames for `actions`, their exact codebook, and the true camera step of each frame.
+struct GameTokens {
+  model::Codebook book;
+  at::Tensor tokens;                       // [1, F, 16, 16]
+  std::vector<std::pair<int, int>> moves;  // (dy, dx) in patches, frame f from frame f − 1
+};
+
+GameTokens game_tokens(const std::vector<game::Action>& actions, uint64_t seed) {
+  game::Game g({128, 128, seed, true});
+  std::vector<std::vector<uint8_t>> frames = {g.frame()};
+  GameTokens out;
+  out.moves.push_back({0, 0});
+  for (game::Action a : actions) {
+    const int x = g.camera_x(), y = g.camera_y();
+    g.step(a);
+    frames.push_back(g.frame());
+    out.moves.push_back({(g.camera_y() - y) / 8, (g.camera_x() - x) / 8});
+  }
+  std::map<std::array<uint8_t, 3>, uint8_t> colours;
+  std::map<std::vector<uint8_t>, int64_t> entries;
+  const int64_t f = static_cast<int64_t>(frames.size());
+  out.tokens = at::empty({1, f, 16, 16}, at::kLong);
+  for (int64_t i = 0; i < f; ++i) {
+    for (int ty = 0; ty < 16; ++ty) {
+      for (int tx = 0; tx < 16; ++tx) {
+        std::vector<uint8_t> entry;
+        for (int py = 0; py < 8; ++py) {
+          for (int px = 0; px < 8; ++px) {
+            const uint8_t* p = &frames[static_cast<size_t>(i)][((ty * 8 + py) * 128 + tx * 8 + px) * 4];
+            const std::array<uint8_t, 3> c{p[0], p[1], p[2]};
+            auto it = colours.find(c);
+            if (it == colours.end()) {
+              it = colours.emplace(c, static_cast<uint8_t>(colours.size())).first;
+              out.book.colours.push_back(c);
+            }
+            entry.push_back(it->second);
+          }
+        }
+        auto e = entries.find(entry);
+        if (e == entries.end()) {
+          e = entries.emplace(entry, static_cast<int64_t>(out.book.entries.size())).first;
+          out.book.entries.push_back(entry);
+        }
+        out.tokens[0][i][ty][tx] = e->second;
+      }
+    }
+  }
+  return out;
+}
+
+TEST(ScrolledIn, IsTheStripTheGamesCameraRevealed) {
+  std::mt19937 random(std::random_device{}());
+  std::vector<game::Action> actions;
+  for (int i = 0; i < 60; ++i) actions.push_back(static_cast<game::Action>(random() % 5));
+  const GameTokens g = game_tokens(actions, random() % 1000);
+  const at::Tensor strip = scrolled_in(g.tokens);
+  for (size_t f = 1; f < g.moves.size(); ++f) {
+    const auto [dy, dx] = g.moves[f];
+    for (int y = 0; y < 16; ++y) {
+      for (int x = 0; x < 16; ++x) {
+        const bool revealed = (dy > 0 && y == 15) || (dy < 0 && y == 0) || (dx > 0 && x == 15) ||
+                              (dx < 0 && x == 0);
+        ASSERT_EQ(strip[0][static_cast<int64_t>(f)][y][x].item<bool>(), revealed)
+            << "frame " << f << " move " << dy << "," << dx << " cell " << y << "," << x;
+      }
+    }
+  }
+  EXPECT_FALSE(strip.select(1, 0).any().item<bool>());
+}
+
+// The masked sequence's logits for each masked frame equal play's: the context committed frame
+// by frame through a cached policy, then the masked frame through it.
+TEST(MakeTokenBatch, TrainingSequenceEqualsThePlayedForward) {
+  const fs::path dir = fs::temp_directory_path() / ("wc_tokseq_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  model::Codebook book;
+  book.patch = 4;
+  book.colours = {{0, 0, 0}, {255, 255, 255}};
+  for (int e = 0; e < 12; ++e) {
+    std::vector<uint8_t> entry(16);
+    for (int i = 0; i < 16; ++i) entry[static_cast<size_t>(i)] = (e >> (i % 4)) & 1 ? 1 : 0;
+    entry[static_cast<size_t>(4 + e)] = 1 - entry[static_cast<size_t>(4 + e) % 16];
+    book.entries.push_back(entry);
+  }
+  model::ModelConfig c = testing::tiny_config();
+  c.tokens.vocab = book.size();
+  c.tokens.codebook = std::make_shared<const model::Codebook>(book);
+  model::CausalDiT net(c);
+  model::init_random_weights(net, 17);
+  const int64_t f = 6;
+  const at::Tensor tokens = at::randint(0, book.size(), {1, f, 4, 4}, at::kLong);
+  const at::Tensor actions = at::randint(0, 5, {1, f}, at::kLong);
+  const at::Tensor positions = at::arange(f, at::kLong).unsqueeze(0) + 40;
+  TokenSpec spec;
+  spec.noisy_frames = 3;
+  spec.corrupt_share = 1.0;
+  spec.max_corrupt = 0.3;
+  const TokenBatch batch = make_token_batch(tokens, actions, positions, spec, c.tokens.vocab, 0.0, 5, 3);
+  at::NoGradGuard no_grad;
+  const at::Tensor trained = net->forward_masked(batch.input, batch.mask);
+  for (size_t k = 0; k < batch.noisy.size(); ++k) {
+    const int p = batch.noisy[k];
+    attention::ModelShape shape;
+    shape.num_layers = c.layers;
+    shape.num_heads = c.heads;
+    shape.head_dim = c.head_dim;
+    shape.geometry = {1, 4, 4};
+    testing::FullHistoryPolicy policy(shape);
+    attention::StepInfo clean;
+    clean.clean_pass = true;
+    clean.geometry = {1, 4, 4};
+    for (int i = 0; i < p; ++i) {
+      model::FrameBatch context{batch.input.frames.slice(1, i, i + 1), at::zeros({1, 1}),
+                                actions.slice(1, i, i + 1), positions[0][i].item<int64_t>(), at::Tensor()};
+      clean.block_index = i;
+      net->forward_block(context, policy, clean);
+    }
+    const int64_t row = f + static_cast<int64_t>(k);
+    model::FrameBatch masked{batch.input.frames.slice(1, row, row + 1), batch.input.t.slice(1, row, row + 1),
+                             actions.slice(1, p, p + 1), positions[0][p].item<int64_t>(), at::Tensor()};
+    attention::StepInfo step;
+    step.geometry = {1, 4, 4};
+    step.block_index = p;
+    const at::Tensor played = net->forward_block(masked, policy, step);
+    EXPECT_TRUE(at::allclose(played.squeeze(1), trained.select(1, static_cast<int64_t>(k)), 1e-4, 1e-4))
+        << "masked frame " << p;
+  }
+  fs::remove_all(dir);
+}
+
+TEST(MaskedTokenLoss, IsTheWeightedMeanCrossEntropy) {
+  const at::Tensor logits = at::randn({2, 3, 5, 7});
+  const at::Tensor targets = at::randint(0, 7, {2, 3, 5}, at::kLong);
+  const at::Tensor weights = at::rand({2, 3, 5}) * (at::rand({2, 3, 5}) > 0.5);
+  const at::Tensor log_p = at::log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1);
+  const at::Tensor expected = -(log_p * weights).sum() / weights.sum();
+  EXPECT_TRUE(at::allclose(masked_token_loss(logits, targets, weights), expected, 1e-5, 1e-6));
+}
+
+class TokenTrainerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("wc_token_trainer_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    // The codebook of the game's patches at 32x32 frames, 8-pixel patches, a short walk.
+    std::vector<game::Action> walk;
+    for (int i = 0; i < 40; ++i) walk.push_back(static_cast<game::Action>(1 + (i / 5) % 4));
+    model::Codebook book = game_tokens(walk, 1).book;  // 128x128 frames: a superset of patches
+    model::write_codebook((dir_ / "codebook.txt").string(), book);
+    nlohmann::json model = {{"name", "tiny-tokens"},
+                            {"channels", 3},
+                            {"frame", {{"height", 32}, {"width", 32}}},
+                            {"resolutions", nlohmann::json::object()},
+                            {"video_frames_per_frame", 1},
+                            {"autoencoder", nullptr},
+                            {"patch", {1, 8, 8}},
+                            {"frames_per_block", 1},
+                            {"hidden", 32},
+                            {"layers", 2},
+                            {"heads", 2},
+                            {"head_dim", 16},
+                            {"mlp", 64},
+                            {"num_actions", 6},
+                            {"freq_dim", 32},
+                            {"norm_eps", 1e-6},
+                            {"rope_theta", 10000.0},
+                            {"sampler", {{"steps", 1}, {"shift", 1.0}, {"context_noise", 0.0}}},
+                            {"tokens", {{"codebook", "codebook.txt"}, {"vocab", book.size()}, {"passes", 2}}}};
+    std::ofstream(dir_ / "model.json") << model.dump(2);
+    config_.file = (dir_ / "run.json").string();
+    config_.model_config = (dir_ / "model.json").string();
+    config_.batch = 4;
+    config_.clips.frames = 5;
+    config_.clips.width = 32;
+    config_.clips.height = 32;
+    config_.clips.max_walk = 20;
+    config_.has_tokens = true;
+    config_.tokens.noisy_frames = 2;
+    config_.learning_rate = 3e-3;
+    config_.warmup_steps = 2;
+    config_.data_workers = 2;
+    config_.log_every = 5;
+    config_.state_dtype = "f32";
+    config_.checkpoint_minutes = 1000;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+  TrainConfig config_;
+};
+
+TEST_F(TokenTrainerTest, LearnsAndExportsAModelThatPlays) {
+  TrainOptions options;
+  options.out_dir = (dir_ / "run").string();
+  options.max_steps = 30;
+  options.progress_bar = false;
+  std::vector<double> losses;
+  const TrainReport report = train(config_, options, [&](const StepReport& r) { losses.push_back(r.loss); });
+  EXPECT_EQ(report.steps, 30);
+  ASSERT_GE(losses.size(), 2u);
+  EXPECT_LT(losses.back(), losses.front());
+  // The exported folder carries its codebook and plays.
+  EXPECT_TRUE(fs::exists(dir_ / "run" / "model" / "codebook.txt"));
+  const model::ModelConfig exported =
+      model::load_model_config((dir_ / "run" / "model" / "config.json").string());
+  ASSERT_TRUE(exported.tokens.active());
+  auto session = rollout::Session::create(exported, (dir_ / "run" / "model").string(), "dense",
+                                          {{"window", 4}}, 3, at::kCPU);
+  for (int i = 0; i < 3; ++i) session->step(game::Action::kRight);
+  EXPECT_EQ(session->frame_index(), 3u);
+  // A resumed run continues from its state.
+  options.max_steps = 35;
+  EXPECT_EQ(train(config_, options).first_step, 30);
+}
+
+TEST_F(TokenTrainerTest, RefusesAMissingTokensSection) {
+  config_.has_tokens = false;
+  TrainOptions options;
+  options.out_dir = (dir_ / "run").string();
+  options.max_steps = 1;
+  try {
+    train(config_, options);
+    ADD_FAILURE() << "trained without a tokens section";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("field 'tokens'"));
+  }
+}
+
+}  // namespace
+}  // namespace wc::train

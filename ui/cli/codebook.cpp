@@ -1,0 +1,108 @@
+// `worldcast codebook --train-config FILE --config MODEL_CONFIG [--entries N] [--write]`: surveys
+// the training data's colours and patches and stores the most common patches as a token model's
+// codebook (Note [Patch tokens], engine/model/tokenizer.h).
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "engine/core/atomic_file.h"
+#include "engine/core/error.h"
+#include "engine/model/codebook.h"
+#include "engine/model/model_config.h"
+#include "engine/train/palette_survey.h"
+#include "engine/train/patch_survey.h"
+#include "engine/train/train_config.h"
+#include "ui/cli/command.h"
+
+namespace wc::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CodebookCommandOptions {
+  std::string train_config;
+  std::string config;
+  int batches = 64;
+  int entries = 8192;
+  int max_colours = model::kMaxCodebookColours;
+  bool write = false;
+  std::string file = "codebook.txt";
+};
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(path, "cannot open the model config");
+  std::ostringstream text;
+  text << in.rdbuf();
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& error) {
+    throw Error(path, std::string("malformed JSON: ") + error.what());
+  }
+}
+
+void run_codebook(const CodebookCommandOptions& o) {
+  const train::TrainConfig train = train::load_train_config(o.train_config);
+  if (o.entries < 1 || o.entries > model::kMaxCodebookEntries) {
+    throw Error("--entries", "must be in [1, " + std::to_string(model::kMaxCodebookEntries) +
+                                 "], got " + std::to_string(o.entries));
+  }
+  nlohmann::json json = read_json(o.config);
+  const train::PaletteSurvey palette =
+      train::survey_palette(train.clips, train.batch, train.seed, o.batches, o.max_colours);
+  std::printf("%zu colours (%lld distinct; rms error %.3f)\n", palette.colours.size(),
+              static_cast<long long>(palette.distinct), palette.rms_error);
+  const int patch = json.contains("patch") && json["patch"].is_array() && json["patch"].size() == 3 &&
+                            json["patch"][1].is_number_integer()
+                        ? json["patch"][1].get<int>()
+                        : 8;
+  const train::PatchSurvey survey = train::survey_clip_patches(
+      train.clips, train.batch, train.seed, o.batches, palette.colours, patch, o.entries, 1);
+  std::printf("%lld patches of %dx%d pixels surveyed, %lld distinct; the %zu most common cover "
+              "%.3f%% of them\n",
+              static_cast<long long>(survey.occurrences), patch, patch,
+              static_cast<long long>(survey.distinct), survey.book.patches.size(),
+              100.0 * survey.book_share);
+  if (!o.write) return;
+  model::Codebook book;
+  book.patch = patch;
+  book.colours = palette.colours;
+  book.entries = survey.book.patches;
+  const fs::path book_path = fs::path(o.config).parent_path() / o.file;
+  model::write_codebook(book_path.string(), book);
+  json["tokens"]["codebook"] = o.file;
+  json["tokens"]["vocab"] = book.size();
+  model::parse_model_config(json, o.config);  // refuses a pair that would not load
+  write_file_atomically(o.config, json.dump(2) + "\n");
+  std::printf("wrote %s (%d entries) and named it in %s\n", book_path.string().c_str(), book.size(),
+              o.config.c_str());
+}
+
+const bool kRegistered = register_command("codebook", [](CLI::App& app) {
+  auto o = std::make_shared<CodebookCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "codebook",
+      "Survey the training data's patches; --write stores the most common as a token model's "
+      "codebook and names it in the model config");
+  cmd->add_option("--train-config", o->train_config,
+                  "training config JSON whose clips are surveyed")
+      ->required();
+  cmd->add_option("--config", o->config, "the token model's config JSON")->required();
+  cmd->add_option("--batches", o->batches, "training batches surveyed, from the first")
+      ->capture_default_str();
+  cmd->add_option("--entries", o->entries, "the codebook's size, most common patches first")
+      ->capture_default_str();
+  cmd->add_option("--max-colours", o->max_colours, "colours kept (k-means beyond)")
+      ->capture_default_str();
+  cmd->add_flag("--write", o->write, "write the codebook beside the model config and name it there");
+  cmd->add_option("--file", o->file, "with --write: the codebook's file name")->capture_default_str();
+  cmd->callback([o] { run_codebook(*o); });
+});
+
+}  // namespace
+}  // namespace wc::cli
