@@ -9,7 +9,8 @@ namespace wc::eval {
 namespace {
 
 constexpr Metric kAll[] = {Metric::kResponsiveness, Metric::kIdle,     Metric::kMemory,
-                           Metric::kStability,      Metric::kPolicies, Metric::kSpeed};
+                           Metric::kStability,      Metric::kPolicies, Metric::kSpeed,
+                           Metric::kWorld};
 
 void require(bool ok, const std::string& option, const std::string& what) {
   if (!ok) throw Error("eval", option + ": " + what);
@@ -31,6 +32,8 @@ const char* metric_name(Metric metric) {
       return "policies";
     case Metric::kSpeed:
       return "speed";
+    case Metric::kWorld:
+      return "world";
   }
   return "?";
 }
@@ -84,6 +87,12 @@ void validate(const EvalOptions& options) {
   require(options.policy_skip >= -1, "--policy-skip", "must be -1 (auto) or at least 0");
   require(options.speed_frames >= 1, "--speed-frames", "must be at least 1");
   require(options.speed_warmup >= -1, "--speed-warmup", "must be -1 (auto) or at least 0");
+  require(options.world_frames >= 1, "--world-frames", "must be at least 1");
+  require(options.world_trip_steps >= 1 &&
+              options.world_trip_steps % options.config.frames_per_block == 0,
+          "--world-trip-steps",
+          "must be a positive multiple of the block size (" +
+              std::to_string(options.config.frames_per_block) + ")");
   require(options.max_shift >= 1, "--max-shift", "must be at least 1 pixel");
 }
 

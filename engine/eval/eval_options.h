@@ -19,9 +19,17 @@
 
 namespace wc::eval {
 
-enum class Metric : uint8_t { kResponsiveness, kIdle, kMemory, kStability, kPolicies, kSpeed };
+enum class Metric : uint8_t {
+  kResponsiveness,
+  kIdle,
+  kMemory,
+  kStability,
+  kPolicies,
+  kSpeed,
+  kWorld
+};
 
-const char* metric_name(Metric metric);  // "responsiveness", "idle", "memory", ...
+const char* metric_name(Metric metric);  // "responsiveness", "idle", "memory", ..., "world"
 std::vector<Metric> all_metrics();
 // "all" or a comma list of the names above; throws wc::Error naming an unknown one.
 std::vector<Metric> parse_metrics(const std::string& list);
@@ -53,6 +61,8 @@ struct EvalOptions {
   int policy_skip = -1;             // frames left out of the comparison; -1 = window + one block
   int speed_frames = 200;           // timed frames per policy
   int speed_warmup = -1;            // untimed frames first; -1 = window + two blocks
+  int world_frames = 600;           // per seed: the world-content walk (world_content.h)
+  int world_trip_steps = 16;        // frames out and back of the world metric's return trip
   int max_shift = 8;                // phase-correlation search radius in pixels
   PlayerActionOptions actions;
 

@@ -58,6 +58,16 @@ Json at_least(const std::string& name, const Json& value, double target, const c
                value.is_number() && value.get<double>() >= target);
 }
 
+Json at_most(const std::string& name, const Json& value, double target) {
+  return check(name, value, format("<= %g", target),
+               value.is_number() && value.get<double>() <= target);
+}
+
+Json within(const std::string& name, const Json& value, double low, double high) {
+  return check(name, value, format("%g..%g", low, high),
+               value.is_number() && value.get<double>() >= low && value.get<double>() <= high);
+}
+
 }  // namespace
 
 Json eval_checks(const Json& report) {
@@ -97,6 +107,19 @@ Json eval_checks(const Json& report) {
                   h.is_number() && d.is_number() && h.get<double>() > d.get<double>()));
       }
     }
+  }
+  if (report.contains("world")) {
+    // Note [World content].
+    const Json& w = report["world"];
+    checks.push_back(at_most("world terrain TV", field(w, "terrain_tv"), 0.10));
+    checks.push_back(within("world non-grass ratio", field(w, "non_grass_ratio"), 0.8, 1.25));
+    checks.push_back(at_least("world tile structure", field(w, "structure_share"), 0.95, ""));
+    checks.push_back(at_least("world sprite poses", field(w, "sprite_share"), 0.99, ""));
+    checks.push_back(
+        at_least("world blocked steps still", field(w, "blocked_still_share"), 0.80, ""));
+    checks.push_back(at_least("world walk scrolled", field(w, "walk_scrolled_share"), 0.90, ""));
+    checks.push_back(
+        at_least("world return-trip tokens", field(w, "return_patch_share"), 0.90, ""));
   }
   if (report.contains("speed")) {
     const std::string policy = report.value("policy", "dense");
@@ -206,6 +229,49 @@ std::string format_eval_report(const Json& report) {
                  num(field(row, "fps")).c_str(), num(field(row, "frame_ms_p50")).c_str(),
                  num(field(row, "frame_ms_p99")).c_str(), num(field(row, "model_ms_mean")).c_str(),
                  num(field(row, "decode_ms_mean"), "%.3f").c_str());
+    }
+  }
+  if (report.contains("world")) {
+    const Json& r = report["world"];
+    out += format(
+        "world            %s frames per seed, after frame %s: terrain TV %s, non-grass %s vs the "
+        "game's %s (ratio %s)\n",
+        num(field(r, "frames_per_seed"), "%.0f").c_str(),
+        num(field(r, "skipped_frames"), "%.0f").c_str(),
+        num(field(r, "terrain_tv"), "%.3f").c_str(), percent(field(r, "non_grass_share")).c_str(),
+        percent(field(r, "truth_non_grass_share")).c_str(),
+        num(field(r, "non_grass_ratio"), "%.2f").c_str());
+    out += format(
+        "                 tile structure %s of %s blocks (the game: %s of %s; %s survey blocks); "
+        "sprite poses %s (pixels %s), HUD digits %s\n",
+        percent(field(r, "structure_share")).c_str(),
+        num(field(r, "structure_blocks"), "%.0f").c_str(),
+        percent(field(r, "truth_structure_share")).c_str(),
+        num(field(r, "truth_structure_blocks"), "%.0f").c_str(),
+        num(field(field(r, "survey"), "blocks"), "%.0f").c_str(),
+        percent(field(r, "sprite_share")).c_str(), percent(field(r, "sprite_pixel_share")).c_str(),
+        percent(field(r, "hud_share")).c_str());
+    out += format(
+        "                 blocked steps still %s of %s (moving steps scrolled %s); return trip "
+        "of %s steps: %s of the game's kept tokens kept (the game keeps %s)\n",
+        percent(field(r, "blocked_still_share")).c_str(),
+        num(field(r, "blocked_steps"), "%.0f").c_str(),
+        percent(field(r, "walk_scrolled_share")).c_str(),
+        num(field(r, "return_trip_steps"), "%.0f").c_str(),
+        percent(field(r, "return_patch_share")).c_str(),
+        percent(field(r, "truth_return_patch_share")).c_str());
+    const Json& segments = field(r, "segments");
+    if (segments.size() > 1) {
+      out += format("  | %-13s | %8s | %15s | %9s |\n", "frames", "TV", "non-grass ratio",
+                    "structure");
+      for (const Json& row : segments) {
+        const std::string span =
+            num(field(row, "first_frame"), "%.0f") + "-" + num(field(row, "last_frame"), "%.0f");
+        out += format("  | %-13s | %8s | %15s | %9s |\n", span.c_str(),
+                      num(field(row, "terrain_tv"), "%.3f").c_str(),
+                      num(field(row, "non_grass_ratio"), "%.2f").c_str(),
+                      percent(field(row, "structure_share")).c_str());
+      }
     }
   }
   const Json& checks = field(report, "checks");

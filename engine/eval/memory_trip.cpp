@@ -17,6 +17,18 @@ constexpr int kUnboundedSteps = 32;
 
 }  // namespace
 
+game::Action free_trip_direction(const ReferenceRun& start, int steps) {
+  for (game::Action candidate :
+       {game::Action::kRight, game::Action::kLeft, game::Action::kDown, game::Action::kUp}) {
+    ReferenceRun probe = start;
+    if (probe.can_walk(candidate, steps)) {
+      for (int i = 0; i < steps; ++i) probe.step(candidate);
+      if (probe.can_walk(opposite(candidate), steps)) return candidate;
+    }
+  }
+  return game::Action::kNone;
+}
+
 int default_memory_steps(int64_t window_frames, int frames_per_block) {
   const int64_t f = frames_per_block;
   const int64_t k = window_frames <= 0 ? kUnboundedSteps : (window_frames - f) / 2;
@@ -44,18 +56,7 @@ nlohmann::json eval_memory(const EvalOptions& options) {
     session->reset(seed);
     ReferenceRun truth(width, height, seed, options.seed_frames);
     for (int i = 0; i < f; ++i) truth.step(game::Action::kNone);  // O_0's state
-    game::Action direction = game::Action::kNone;
-    for (game::Action candidate :
-         {game::Action::kRight, game::Action::kLeft, game::Action::kDown, game::Action::kUp}) {
-      ReferenceRun probe = truth;
-      if (probe.can_walk(candidate, k)) {
-        for (int i = 0; i < k; ++i) probe.step(candidate);
-        if (probe.can_walk(opposite(candidate), k)) {
-          direction = candidate;
-          break;
-        }
-      }
-    }
+    const game::Action direction = free_trip_direction(truth, k);
     if (direction == game::Action::kNone) {
       skipped.push_back(seed);
       report_progress(options, "memory: seed " + std::to_string(seed) + " skipped (no free way)");

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/eval/eval_options.h"
+#include "engine/eval/reference_run.h"
 
 namespace wc::eval {
 
@@ -30,6 +31,11 @@ namespace wc::eval {
 // share of steps that scrolled the way of the key, and the return-trip check counts only when
 // the trip scrolled in at least 90% of its steps (the responsiveness target).
 nlohmann::json eval_memory(const EvalOptions& options);
+
+// The first of right, left, down and up in which the game can walk `steps` frames from `start`
+// and then `steps` back, every one of them a move (a blocked step would not scroll); kNone when
+// there is none.
+game::Action free_trip_direction(const ReferenceRun& start, int steps);
 
 // The default k for a window of `window_frames` (0 = unbounded) and blocks of F frames.
 int default_memory_steps(int64_t window_frames, int frames_per_block);

@@ -12,6 +12,7 @@
 #include "engine/eval/speed.h"
 #include "engine/eval/ssim.h"
 #include "engine/eval/stability.h"
+#include "engine/eval/world_content.h"
 
 namespace wc::eval {
 namespace {
@@ -105,6 +106,9 @@ nlohmann::json run_eval(const EvalOptions& options) {
         break;
       case Metric::kSpeed:
         result = eval_speed(options);
+        break;
+      case Metric::kWorld:
+        result = eval_world(options);
         break;
     }
     result["seconds"] = section.elapsed_ms() / 1000.0;

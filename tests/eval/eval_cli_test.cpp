@@ -62,7 +62,8 @@ class EvalCli : public ::testing::Test {
 
 const char* kTinyCounts =
     " --seeds 2 --responsiveness-frames 6 --idle-frames 4 --stability-frames 8"
-    " --stability-probe 3 --policy-frames 10 --speed-frames 3 --speed-warmup 2 --quiet";
+    " --stability-probe 3 --policy-frames 10 --speed-frames 3 --speed-warmup 2 --world-frames 6"
+    " --world-trip-steps 2 --quiet";
 
 TEST_F(EvalCli, WritesAReportWithEveryField) {
   const Result result = run_worldcast("eval --weights '" + path("weights") + "'" + kTinyCounts +
@@ -76,7 +77,7 @@ TEST_F(EvalCli, WritesAReportWithEveryField) {
   EXPECT_EQ(report["source"], "model");
   EXPECT_EQ(report["config"], "eval-tiny");
   EXPECT_EQ(report["seeds"], Json({1000000, 1000001}));
-  EXPECT_EQ(report["metrics"].size(), 6u);
+  EXPECT_EQ(report["metrics"].size(), 7u);
 
   const Json& r = report["responsiveness"];
   for (const char* key : {"share", "scored_steps", "exact_shift_share", "estimator_share_on_truth",
@@ -132,7 +133,15 @@ TEST_F(EvalCli, WritesAReportWithEveryField) {
     EXPECT_GT(row["frame_ms_p99"].get<double>(), 0.0);
     EXPECT_GT(row["model_ms_mean"].get<double>(), 0.0);
   }
-  EXPECT_GE(report["checks"].size(), 8u);
+  const Json& world = report["world"];
+  EXPECT_EQ(world["walk_frames"].get<int>(), 2 * 6);
+  EXPECT_EQ(world["return_trip_steps"].get<int>(), 2);
+  for (const char* key : {"terrain_tv", "non_grass_ratio", "structure_share", "sprite_share",
+                          "hud_share", "blocked_still_share", "walk_scrolled_share",
+                          "return_patch_share", "segments", "per_seed", "survey"}) {
+    EXPECT_TRUE(world.contains(key)) << key;
+  }
+  EXPECT_GE(report["checks"].size(), 15u);
 }
 
 TEST_F(EvalCli, SelectedMetricsOnly) {
@@ -199,6 +208,31 @@ TEST_F(EvalCli, StabilityProbesComeOutAsPng) {
       EXPECT_EQ(s[key].get<double>(), 0.0) << key;
     }
   }
+}
+
+// --metrics world: the report's world section and table lines, and the walk's grid as PNG
+// (frames 0, 100, 200 and 300: four pictures of the model above four of the game).
+TEST_F(EvalCli, WorldMetricWritesItsGrid) {
+  const Result result = run_worldcast(
+      "eval --source game --seeds 1 --metrics world --world-frames 300 --world-trip-steps 4"
+      " --quiet --frames-dir '" +
+      path("frames") + "' --json '" + path("world.json") + "'");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("tile structure 100.0%"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("world terrain TV"), std::string::npos) << result.output;
+  std::ifstream in(path("world.json"));
+  const Json w = Json::parse(in)["world"];
+  EXPECT_EQ(w["terrain_tv"].get<double>(), 0.0);
+  EXPECT_EQ(w["return_trip_steps"].get<int>(), 4);
+  std::ifstream png(dir_ / "frames" / "world_walk_grid.png", std::ios::binary);
+  ASSERT_TRUE(png.good());
+  unsigned char header[24];
+  png.read(reinterpret_cast<char*>(header), sizeof header);
+  const auto be32 = [&](int at) {
+    return (header[at] << 24) | (header[at + 1] << 16) | (header[at + 2] << 8) | header[at + 3];
+  };
+  EXPECT_EQ(be32(16), 4 * 130 - 2);  // IHDR width
+  EXPECT_EQ(be32(20), 2 * 128 + 2);  // IHDR height
 }
 
 TEST_F(EvalCli, MissingWeightsNameThePath) {

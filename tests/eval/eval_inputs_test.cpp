@@ -98,11 +98,12 @@ TEST(GameAsModel, IsSeededLikeASession) {
 }
 
 TEST(EvalOptions, ParsesMetricLists) {
-  EXPECT_EQ(parse_metrics("all").size(), 6u);
-  const auto some = parse_metrics("idle,speed,idle");
-  ASSERT_EQ(some.size(), 2u);
+  EXPECT_EQ(parse_metrics("all").size(), 7u);
+  const auto some = parse_metrics("idle,speed,idle,world");
+  ASSERT_EQ(some.size(), 3u);
   EXPECT_EQ(some[0], Metric::kIdle);
   EXPECT_EQ(some[1], Metric::kSpeed);
+  EXPECT_EQ(some[2], Metric::kWorld);
   try {
     parse_metrics("idle,fidelity");
     FAIL() << "no error";

@@ -145,6 +145,8 @@ TEST(RunEval, TinyModelRunsEverySection) {
   options.policy_frames = 12;
   options.speed_frames = 3;
   options.speed_warmup = 2;
+  options.world_frames = 8;
+  options.world_trip_steps = 2;
   // A headcast forced to cast every head Global attends exactly like dense over the same window.
   options.policies = {"headcast", "dummy", "tempcache", "combined"};
   options.settings["headcast"] = {{"cast", {{"mix", {0, 0, 0, 2}}}}};
@@ -153,7 +155,7 @@ TEST(RunEval, TinyModelRunsEverySection) {
   const Json report = run_eval(options);
   EXPECT_GT(progress_lines, 8);
   for (const char* key : {"responsiveness", "idle", "memory", "stability", "policies", "speed",
-                          "checks", "seeds", "device", "dtype", "window_frames"}) {
+                          "world", "checks", "seeds", "device", "dtype", "window_frames"}) {
     EXPECT_TRUE(report.contains(key)) << key;
   }
   const double share = report["responsiveness"]["share"].is_null()
@@ -208,6 +210,8 @@ TEST(RunEval, BlocksOfTwoFramesHoldActionsPerBlock) {
   options.policy_frames = 20;
   options.speed_frames = 4;
   options.speed_warmup = 2;
+  options.world_frames = 6;
+  options.world_trip_steps = 2;
   options.policies = {"headcast"};
   const Json report = run_eval(options);
   EXPECT_EQ(report["window_frames"].get<int>(), 14);

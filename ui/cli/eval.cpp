@@ -1,6 +1,7 @@
 // `worldcast eval`: the metrics of DESIGN.md §13 for a trained world model on held-out seeds
-// (responsiveness, idle fidelity, memory, stability, policies vs dense, speed), printed as a
-// table and written as JSON. The work is in engine/eval (run_eval); this file parses and prints.
+// (responsiveness, idle fidelity, memory, stability, policies vs dense, speed, world content),
+// printed as a table and written as JSON. The work is in engine/eval (run_eval); this file
+// parses and prints.
 #include <torch/cuda.h>
 #include <CLI/CLI.hpp>
 
@@ -186,7 +187,7 @@ const bool kRegistered = register_command("eval", [](CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "eval",
       "Measure a world model on held-out seeds: responsiveness, idle fidelity, memory, "
-      "stability, policies vs dense, speed (table + JSON)");
+      "stability, policies vs dense, speed, world content (table + JSON)");
   cmd->add_option("--weights", options->weights,
                   "Checkpoint folder (safetensors shards + config.json) or file (default: the "
                   "bundled assets/models/game-small-moves)");
@@ -231,7 +232,8 @@ const bool kRegistered = register_command("eval", [](CLI::App& app) {
   cmd->add_option("--seed-frames", e.seed_frames, "Real game frames the model is seeded with")
       ->capture_default_str();
   cmd->add_option("--metrics", options->metrics,
-                  "all, or a comma list of responsiveness,idle,memory,stability,policies,speed")
+                  "all, or a comma list of responsiveness,idle,memory,stability,policies,speed,"
+                  "world")
       ->capture_default_str();
   cmd->add_option("--policy", e.policy,
                   "Policy of the responsiveness, idle, memory and stability runs")
@@ -265,12 +267,20 @@ const bool kRegistered = register_command("eval", [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--speed-warmup", e.speed_warmup, "Untimed frames first (-1: window + 2 blocks)")
       ->capture_default_str();
+  cmd->add_option("--world-frames", e.world_frames,
+                  "Frames of each seed's world-content walk (terrain mix and structure from frame "
+                  "200 on, per 1000-frame segment)")
+      ->capture_default_str();
+  cmd->add_option("--world-trip-steps", e.world_trip_steps,
+                  "Frames out and back of the world metric's return trip in tokens")
+      ->capture_default_str();
   cmd->add_option("--max-shift", e.max_shift, "Phase-correlation search radius (pixels)")
       ->capture_default_str();
   cmd->add_option("--json", options->json_path, "Write the report as JSON to FILE");
   cmd->add_option("--frames-dir", options->frames_dir,
                   "Write the stability probes and the rollout at each tenth (generated and "
-                  "true frames) as PNG into DIR");
+                  "true frames), and the world walk's grid (model above game, every 100 frames) "
+                  "as PNG into DIR");
   cmd->add_flag("--strict", options->strict, "Exit 1 when a check misses its target");
   cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr");
   cmd->callback([options] { run_eval_command(*options); });

@@ -1,0 +1,345 @@
+// See world_content.h. The model and the reference game step together on each held-out seed;
+// every frame is read as terrain groups (terrain_groups.h), tile blocks (tile_structure.h) and
+// overlays (overlay_glyphs.h).
+#include "engine/eval/world_content.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "engine/eval/eval_session.h"
+#include "engine/eval/memory_trip.h"
+#include "engine/eval/overlay_glyphs.h"
+#include "engine/eval/phase_correlation.h"
+#include "engine/eval/reference_run.h"
+#include "engine/eval/terrain_groups.h"
+#include "engine/eval/tile_structure.h"
+
+namespace wc::eval {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr uint64_t kActionSalt = 0x776F726C64ull;  // "world"
+constexpr int kGridEvery = 100;                    // walk frames between pictures of the grid
+constexpr int kGridGap = 2;                        // pixels between them
+
+Json share(int64_t part, int64_t whole) {
+  if (whole == 0) return nullptr;
+  return static_cast<double>(part) / static_cast<double>(whole);
+}
+
+// Less than half a camera step in both axes: not a scroll (the game's waves drift a pixel now
+// and then; a camera step is game::kPlayerSpeed pixels).
+bool view_still(const Shift& shift) {
+  return std::abs(shift.dx) < game::kPlayerSpeed / 2 && std::abs(shift.dy) < game::kPlayerSpeed / 2;
+}
+
+// The terrain mix and structure of some walk frames, the model's and the game's.
+struct ContentCounts {
+  TerrainHistogram model{}, truth{};
+  int64_t frames = 0;
+  int64_t model_scored = 0, model_known = 0, truth_scored = 0, truth_known = 0;
+
+  void add(const ContentCounts& o) {
+    for (int i = 0; i < kTerrainGroupCount; ++i) model[i] += o.model[i], truth[i] += o.truth[i];
+    frames += o.frames;
+    model_scored += o.model_scored, model_known += o.model_known;
+    truth_scored += o.truth_scored, truth_known += o.truth_known;
+  }
+  Json non_grass_ratio() const {
+    const double truth_share = non_grass_share(truth);
+    if (truth_share <= 0.0) return nullptr;
+    return non_grass_share(model) / truth_share;
+  }
+  Json terrain_tv() const {
+    if (frames == 0) return nullptr;
+    return total_variation(model, truth);
+  }
+};
+
+Json shares_of(const TerrainHistogram& histogram) {
+  int64_t total = 0;
+  for (int64_t count : histogram) total += count;
+  Json out = Json::object();
+  for (int i = 0; i < kTerrainGroupCount; ++i) {
+    out[terrain_group_name(static_cast<TerrainGroup>(i))] = share(histogram[i], total);
+  }
+  return out;
+}
+
+// Whether the 8x8 patch at (x0, y0) has the same RGB in both frames (uint8 [H, W, 4]).
+bool same_patch(const at::Tensor& a, const at::Tensor& b, int x0, int y0) {
+  const int64_t width = a.size(1);
+  const uint8_t* pa = a.data_ptr<uint8_t>();
+  const uint8_t* pb = b.data_ptr<uint8_t>();
+  for (int y = y0; y < y0 + kStructurePatch; ++y) {
+    for (int x = x0; x < x0 + kStructurePatch; ++x) {
+      const size_t i = (static_cast<size_t>(y) * width + x) * 4;
+      if (pa[i] != pb[i] || pa[i + 1] != pb[i + 1] || pa[i + 2] != pb[i + 2]) return false;
+    }
+  }
+  return true;
+}
+
+// The top-left corners of the 8x8 patches on the screen grid that miss every overlay.
+std::vector<std::pair<int, int>> token_patches(int width, int height,
+                                               const std::vector<game::PixelRect>& overlays) {
+  std::vector<std::pair<int, int>> patches;
+  for (int y = 0; y + kStructurePatch <= height; y += kStructurePatch) {
+    for (int x = 0; x + kStructurePatch <= width; x += kStructurePatch) {
+      bool hidden = false;
+      for (const game::PixelRect& r : overlays) {
+        hidden = hidden || (x < r.x + r.width && r.x < x + kStructurePatch && y < r.y + r.height &&
+                            r.y < y + kStructurePatch);
+      }
+      if (!hidden) patches.emplace_back(x, y);
+    }
+  }
+  return patches;
+}
+
+// The model's frames in a row above the game's, kGridGap white pixels between pictures.
+at::Tensor walk_grid(const std::vector<at::Tensor>& model, const std::vector<at::Tensor>& truth) {
+  const int64_t h = model.front().size(0), w = model.front().size(1);
+  const int64_t columns = static_cast<int64_t>(model.size());
+  at::Tensor grid =
+      at::full({2 * h + kGridGap, columns * (w + kGridGap) - kGridGap, 4}, 255, at::kByte);
+  for (int64_t i = 0; i < columns; ++i) {
+    grid.narrow(0, 0, h).narrow(1, i * (w + kGridGap), w).copy_(model[static_cast<size_t>(i)]);
+    grid.narrow(0, h + kGridGap, h)
+        .narrow(1, i * (w + kGridGap), w)
+        .copy_(truth[static_cast<size_t>(i)]);
+  }
+  return grid;
+}
+
+struct TripCounts {
+  int64_t patches = 0;     // patches compared
+  int64_t truth_kept = 0;  // of them, brought back unchanged by the game (the scored ones)
+  int64_t kept = 0;        // of those, brought back unchanged by the model
+};
+
+// Note [World content], the return trip. Returns false when no direction is free.
+bool return_trip(const EvalOptions& options, FrameSource& source, uint64_t seed,
+                 const std::vector<std::pair<int, int>>& patches, TripCounts& counts,
+                 game::Action& direction) {
+  const int width = source.width(), height = source.height();
+  const int f = options.config.frames_per_block;
+  const int k = options.world_trip_steps;
+  source.reset(seed);
+  ReferenceRun truth(width, height, seed, options.seed_frames);
+  for (int i = 0; i < f; ++i) truth.step(game::Action::kNone);
+  direction = free_trip_direction(truth, k);
+  if (direction == game::Action::kNone) return false;
+  for (int i = 0; i < f; ++i) source.step(game::Action::kNone);
+  std::vector<at::Tensor> out{current_frame(source)}, out_true{truth.frame()};
+  for (int i = 1; i < k; ++i) {
+    source.step(direction);
+    truth.step(direction);
+    out.push_back(current_frame(source));
+    out_true.push_back(truth.frame());
+  }
+  source.step(direction);
+  truth.step(direction);
+  for (int j = k - 1; j >= 0; --j) {
+    source.step(opposite(direction));
+    truth.step(opposite(direction));
+    const at::Tensor frame = current_frame(source), frame_true = truth.frame();
+    for (const auto& [x, y] : patches) {
+      ++counts.patches;
+      if (!same_patch(frame_true, out_true[static_cast<size_t>(j)], x, y)) continue;
+      ++counts.truth_kept;
+      counts.kept += same_patch(frame, out[static_cast<size_t>(j)], x, y);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Json eval_world(const EvalOptions& options) {
+  auto source = make_eval_source(options, options.policy, options.seeds.front());
+  const int width = source->width(), height = source->height();
+  const std::vector<game::PixelRect> overlays = game::screen_overlays(width, height);
+  const game::PixelRect sprite_rect = overlays.front();
+  const PhaseCorrelationOptions correlation = scroll_estimator(options, width, height);
+  const std::vector<std::pair<int, int>> patches = token_patches(width, height, overlays);
+  report_progress(options, "world: surveying the game's tile blocks (" +
+                               std::to_string(kStructureSurveySeeds) + " seeds x " +
+                               std::to_string(kStructureSurveyFrames) + " frames)");
+  const TileBlockSurvey survey = survey_tile_blocks(width, height);
+
+  const int frames = options.world_frames;
+  const size_t segment_count =
+      frames > kWorldSkipFrames ? static_cast<size_t>((frames - 1) / kWorldSegmentFrames + 1) : 0;
+  std::vector<ContentCounts> segments(segment_count);
+  ContentCounts total;
+  double tv_sum = 0.0;
+  int tv_seeds = 0;
+  int64_t walk_frames = 0, sprite_poses = 0, hud_readable = 0;
+  double sprite_pixels = 0.0;
+  int64_t blocked = 0, blocked_still = 0, moving = 0, scrolled = 0;
+  TripCounts trip_total;
+  Json per_seed = Json::array(), trip_skipped = Json::array();
+
+  for (uint64_t seed : options.seeds) {
+    report_progress(
+        options, "world: seed " + std::to_string(seed) + ", " + std::to_string(frames) + " frames");
+    source->reset(seed);
+    ReferenceRun truth(width, height, seed, options.seed_frames);
+    at::Tensor previous = current_frame(*source);
+    const bool keep_grid = options.keep_frame && seed == options.seeds.front();
+    std::vector<at::Tensor> grid_model, grid_truth;
+    if (keep_grid) {
+      grid_model.push_back(previous);
+      grid_truth.push_back(truth.frame());
+    }
+    ContentCounts seed_counts;
+    int64_t seed_sprite = 0, seed_hud = 0, seed_blocked = 0, seed_blocked_still = 0;
+    const std::vector<game::Action> actions = eval_actions(options, seed ^ kActionSalt, frames);
+    for (int i = 0; i < frames; ++i) {
+      const game::Action action = actions[static_cast<size_t>(i)];
+      source->step(action);
+      const bool moved = truth.step(action);
+      at::Tensor frame = current_frame(*source);
+      const uint8_t* pixels = frame.data_ptr<uint8_t>();
+      const uint8_t* true_pixels = truth.game().frame().data();
+      const int walk_frame = i + 1;
+
+      if (action != game::Action::kNone) {
+        const Shift shift = estimate_shift(previous, frame, correlation);
+        if (moved) {
+          ++moving;
+          scrolled += camera_direction(shift) == action;
+        } else {
+          ++seed_blocked;
+          seed_blocked_still += view_still(shift);
+        }
+      }
+      const SpriteMatch sprite = match_player_sprite(pixels, width, height, sprite_rect);
+      seed_sprite += sprite.pose;
+      sprite_pixels += sprite.pixel_share;
+      seed_hud += hud_digits_readable(pixels, width, height);
+      ++walk_frames;
+
+      if (walk_frame > kWorldSkipFrames) {
+        ContentCounts counts;
+        counts.frames = 1;
+        const std::vector<TerrainGroup> groups = terrain_groups(pixels, width, height);
+        const std::vector<TerrainGroup> true_groups = terrain_groups(true_pixels, width, height);
+        counts.model = terrain_histogram(groups, width, height, overlays);
+        counts.truth = terrain_histogram(true_groups, width, height, overlays);
+        const StructureScore drawn = best_structure(groups, width, height, overlays, survey);
+        const StructureScore true_drawn = score_structure(
+            true_groups, width, height, game_grid_phase(truth.game()), overlays, survey);
+        counts.model_scored = drawn.scored, counts.model_known = drawn.known;
+        counts.truth_scored = true_drawn.scored, counts.truth_known = true_drawn.known;
+        seed_counts.add(counts);
+        segments[static_cast<size_t>(i / kWorldSegmentFrames)].add(counts);
+      }
+      if (keep_grid && walk_frame % kGridEvery == 0) {
+        grid_model.push_back(frame);
+        grid_truth.push_back(truth.frame());
+      }
+      if (walk_frame % kWorldSegmentFrames == 0 && walk_frame < frames) {
+        report_progress(options, "world: seed " + std::to_string(seed) + ", frame " +
+                                     std::to_string(walk_frame) + "/" + std::to_string(frames));
+      }
+      previous = std::move(frame);
+    }
+    if (keep_grid) options.keep_frame("world_walk_grid", walk_grid(grid_model, grid_truth));
+    total.add(seed_counts);
+    const Json seed_tv = seed_counts.terrain_tv();
+    if (seed_tv.is_number()) {
+      tv_sum += seed_tv.get<double>();
+      ++tv_seeds;
+    }
+    sprite_poses += seed_sprite;
+    hud_readable += seed_hud;
+    blocked += seed_blocked;
+    blocked_still += seed_blocked_still;
+
+    TripCounts trip;
+    game::Action direction = game::Action::kNone;
+    if (!return_trip(options, *source, seed, patches, trip, direction)) {
+      trip_skipped.push_back(seed);
+    }
+    trip_total.patches += trip.patches, trip_total.truth_kept += trip.truth_kept;
+    trip_total.kept += trip.kept;
+    per_seed.push_back(
+        {{"seed", seed},
+         {"terrain_tv", seed_tv},
+         {"non_grass_ratio", seed_counts.non_grass_ratio()},
+         {"non_grass_share", non_grass_share(seed_counts.model)},
+         {"truth_non_grass_share", non_grass_share(seed_counts.truth)},
+         {"structure_share", share(seed_counts.model_known, seed_counts.model_scored)},
+         {"sprite_share", share(seed_sprite, frames)},
+         {"hud_share", share(seed_hud, frames)},
+         {"blocked_steps", seed_blocked},
+         {"blocked_still_share", share(seed_blocked_still, seed_blocked)},
+         {"trip_direction", game::action_name(direction)},
+         {"return_patch_share", share(trip.kept, trip.truth_kept)}});
+  }
+
+  Json segment_rows = Json::array();
+  for (size_t s = 0; s < segments.size(); ++s) {
+    const ContentCounts& c = segments[s];
+    const int first = std::max(kWorldSkipFrames, static_cast<int>(s) * kWorldSegmentFrames);
+    const int last = std::min(frames, static_cast<int>(s + 1) * kWorldSegmentFrames);
+    segment_rows.push_back({{"first_frame", first + 1},
+                            {"last_frame", last},
+                            {"terrain_tv", c.terrain_tv()},
+                            {"non_grass_ratio", c.non_grass_ratio()},
+                            {"structure_share", share(c.model_known, c.model_scored)},
+                            {"structure_block_ratio", share(c.model_scored, c.truth_scored)},
+                            {"truth_structure_share", share(c.truth_known, c.truth_scored)}});
+  }
+  Json groups = Json::array();
+  for (int i = 0; i < kTerrainGroupCount; ++i) {
+    groups.push_back(terrain_group_name(static_cast<TerrainGroup>(i)));
+  }
+  return {
+      {"policy", options.policy},
+      {"frames_per_seed", frames},
+      {"skipped_frames", kWorldSkipFrames},
+      {"segment_frames", kWorldSegmentFrames},
+      {"groups", groups},
+      {"terrain_tv", tv_seeds == 0 ? Json(nullptr) : Json(tv_sum / tv_seeds)},
+      {"terrain_tv_pooled", total.terrain_tv()},
+      {"non_grass_ratio", total.non_grass_ratio()},
+      {"non_grass_share", non_grass_share(total.model)},
+      {"truth_non_grass_share", non_grass_share(total.truth)},
+      {"shares", shares_of(total.model)},
+      {"truth_shares", shares_of(total.truth)},
+      {"structure_share", share(total.model_known, total.model_scored)},
+      {"structure_blocks", total.model_scored},
+      {"truth_structure_blocks", total.truth_scored},
+      {"structure_block_ratio", share(total.model_scored, total.truth_scored)},
+      {"truth_structure_share", share(total.truth_known, total.truth_scored)},
+      {"survey",
+       {{"seeds", kStructureSurveySeeds},
+        {"frames", survey.frames()},
+        {"first_seed", kStructureSurveyFirstSeed},
+        {"blocks", survey.size()}}},
+      {"walk_frames", walk_frames},
+      {"sprite_share", share(sprite_poses, walk_frames)},
+      {"sprite_pixel_share",
+       walk_frames == 0 ? Json(nullptr) : Json(sprite_pixels / static_cast<double>(walk_frames))},
+      {"hud_share", share(hud_readable, walk_frames)},
+      {"blocked_steps", blocked},
+      {"blocked_still_share", share(blocked_still, blocked)},
+      {"moving_steps", moving},
+      {"walk_scrolled_share", share(scrolled, moving)},
+      {"return_trip_steps", options.world_trip_steps},
+      {"return_patch_share", share(trip_total.kept, trip_total.truth_kept)},
+      {"return_patches", trip_total.truth_kept},
+      {"truth_return_patch_share", share(trip_total.truth_kept, trip_total.patches)},
+      {"return_trip_skipped_seeds", trip_skipped},
+      {"excluded", "player sprite and HUD"},
+      {"segments", segment_rows},
+      {"per_seed", per_seed}};
+}
+
+}  // namespace wc::eval

@@ -1,0 +1,53 @@
+// World content (DESIGN.md §13): does the model's world still look like the game's? Its terrain
+// mix and tile structure on long random walks, per 1 000-frame segment for drift; its sprite
+// poses and HUD digits; whether it stands still where the game's walls stop the player; and
+// whether a short return trip brings back the same tokens.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "engine/eval/eval_options.h"
+
+namespace wc::eval {
+
+// The first walk frames left out of the terrain mix and the structure: early frames are mostly
+// the seeded view, which the model only has to keep, not to dream.
+inline constexpr int kWorldSkipFrames = 200;
+// Walk frames per drift segment.
+inline constexpr int kWorldSegmentFrames = 1000;
+
+// Note [World content]: per seed, the model and the reference game take the same player-like
+// walk (eval_actions, options.world_frames frames). From walk frame kWorldSkipFrames on, every
+// pixel outside the HUD and the sprite is put in its terrain group (Note [Terrain groups]):
+// "terrain_tv" is the mean over seeds of the total-variation distance between the model's and
+// the game's group histograms, "non_grass_ratio" the model's non-grass share over the game's
+// (pooled over seeds: 1 is the game's mix, 0 an empty field). "structure_share" is the share of
+// the model's scored blocks the game draws too (Note [Tile structure]); a model that draws
+// fewer of them than the game shows it in "structure_block_ratio" (model's scored blocks over
+// the game's on the same frames; 0 for an empty field, whose "structure_share" is null: it draws
+// nothing to score). The same numbers per kWorldSegmentFrames of walk ("segments") show drift.
+//
+// Every walk frame is read for the overlays: "sprite_share" is the share of frames whose sprite
+// box is one of the game's poses, "hud_share" the share whose HUD digits read as a count
+// (overlay_glyphs.h). Steps where a key was pressed but the true camera stayed (a wall, water or
+// a tree in the way) are "blocked": "blocked_still_share" is the share of them where the model's
+// view did not scroll either (the responsiveness estimator reads a shift under half a camera
+// step in both axes: the game's own waves read as a pixel's scroll next to much water). A world
+// that never scrolls is still at every blocked step, so "walk_scrolled_share" (the share of the
+// walk's moving steps that scrolled the key's way) is reported beside it and checked, as Note
+// [Still trips] does for the memory trip.
+//
+// Return trip in tokens: after one idle block, options.world_trip_steps frames out in a free
+// direction (free_trip_direction) and as many back, as in Note [Memory trip]; each returning
+// frame's 8x8 patches on the screen grid (the model's tokens; patches touching the HUD or the
+// sprite are left out) are compared, all pixels exact, with the way out's frame at the same
+// camera position. Only patches the game itself brings back unchanged are scored (water waves
+// move on; a crystal walked over stays gone): "return_patch_share" is the share of them the
+// model brings back exactly, "truth_return_patch_share" the game's own share of all patches,
+// for context.
+//
+// With options.keep_frame set, the first seed's walk is handed over as one picture,
+// "world_walk_grid": the model's frames on top, the game's below, at walk frames 0, 100, 200, ...
+nlohmann::json eval_world(const EvalOptions& options);
+
+}  // namespace wc::eval

@@ -1,0 +1,198 @@
+// The world metric end to end on real components: the reference game as the model scores its
+// ceiling on every number; the game with its ground painted over as an empty grass field scores
+// badly on every number that reads the world, and the report's checks say so.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "engine/core/error.h"
+#include "engine/eval/eval_report.h"
+#include "engine/eval/game_as_model.h"
+#include "engine/eval/run_eval.h"
+#include "engine/eval/world_content.h"
+#include "engine/game/game.h"
+#include "engine/game/palette.h"
+#include "tests/eval/eval_test_config.h"
+
+namespace wc::eval {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr int kSide = 128;
+
+EvalOptions world_options() {
+  EvalOptions options;
+  options.config = testing::eval_tiny_config(kSide);
+  options.seeds = {1000000, 1000001, 1000002};
+  options.metrics = {Metric::kWorld};
+  options.source_name = "game";
+  options.make_source = [](const std::string&, uint64_t seed) {
+    return make_game_as_model(kSide, kSide, 1, seed);
+  };
+  return options;
+}
+
+const Json& check_named(const Json& report, const std::string& name) {
+  for (const Json& c : report["checks"]) {
+    if (c["name"] == name) return c;
+  }
+  static const Json kNone = nullptr;
+  ADD_FAILURE() << "no check " << name;
+  return kNone;
+}
+
+TEST(WorldContent, TheGameItselfScoresTheCeiling) {
+  EvalOptions options = world_options();
+  int grids = 0;
+  int64_t grid_width = 0, grid_height = 0;
+  options.keep_frame = [&](const std::string& name, const at::Tensor& frame) {
+    EXPECT_EQ(name, "world_walk_grid");
+    ++grids;
+    grid_height = frame.size(0);
+    grid_width = frame.size(1);
+  };
+  const Json report = run_eval(options);
+  const Json& w = report["world"];
+  EXPECT_EQ(w["frames_per_seed"].get<int>(), 600);
+  EXPECT_EQ(w["terrain_tv"].get<double>(), 0.0);
+  EXPECT_EQ(w["non_grass_ratio"].get<double>(), 1.0);
+  EXPECT_GT(w["truth_non_grass_share"].get<double>(), 0.05);  // there is a world to draw
+  EXPECT_EQ(w["structure_share"].get<double>(), 1.0);
+  EXPECT_EQ(w["truth_structure_share"].get<double>(), 1.0);
+  EXPECT_EQ(w["structure_block_ratio"].get<double>(), 1.0);
+  EXPECT_GT(w["structure_blocks"].get<int>(), 500);
+  EXPECT_EQ(w["sprite_share"].get<double>(), 1.0);
+  EXPECT_EQ(w["sprite_pixel_share"].get<double>(), 1.0);
+  EXPECT_EQ(w["hud_share"].get<double>(), 1.0);
+  EXPECT_GT(w["blocked_steps"].get<int>(), 10);
+  EXPECT_EQ(w["blocked_still_share"].get<double>(), 1.0);
+  EXPECT_EQ(w["walk_scrolled_share"].get<double>(), 1.0);
+  EXPECT_EQ(w["return_trip_steps"].get<int>(), 16);
+  EXPECT_GT(w["return_patches"].get<int>(), 1000);
+  EXPECT_EQ(w["return_patch_share"].get<double>(), 1.0);
+  EXPECT_GT(w["truth_return_patch_share"].get<double>(), 0.5);
+  EXPECT_LE(w["truth_return_patch_share"].get<double>(), 1.0);
+  EXPECT_EQ(w["walk_frames"].get<int>(), 3 * 600);
+  ASSERT_EQ(w["segments"].size(), 1u);
+  EXPECT_EQ(w["segments"][0]["first_frame"].get<int>(), kWorldSkipFrames + 1);
+  EXPECT_EQ(w["segments"][0]["last_frame"].get<int>(), 600);
+  EXPECT_EQ(w["per_seed"].size(), 3u);
+  for (const Json& c : report["checks"]) EXPECT_TRUE(c["pass"].get<bool>()) << c.dump();
+  EXPECT_EQ(report["checks"].size(), 7u);
+  // Frames 0, 100, ..., 600 of the first seed, model above game.
+  EXPECT_EQ(grids, 1);
+  EXPECT_EQ(grid_width, 7 * (kSide + 2) - 2);
+  EXPECT_EQ(grid_height, 2 * kSide + 2);
+  const std::string table = format_eval_report(report);
+  EXPECT_NE(table.find("tile structure 100.0%"), std::string::npos) << table;
+}
+
+// The game with every pixel outside the sprite and the HUD painted grass: an empty field that
+// still answers the keys in its overlays.
+class GrassField : public FrameSource {
+ public:
+  explicit GrassField(uint64_t seed) : game_(make_game_as_model(kSide, kSide, 1, seed)) { paint(); }
+  std::string name() const override { return "grass field"; }
+  int width() const override { return kSide; }
+  int height() const override { return kSide; }
+  void reset(uint64_t seed) override {
+    game_->reset(seed);
+    paint();
+  }
+  void step(Action action) override {
+    game_->step(action);
+    paint();
+  }
+  const uint8_t* rgba() const override { return frame_.data(); }
+  uint64_t frame_index() const override { return game_->frame_index(); }
+
+ private:
+  void paint() {
+    frame_.assign(game_->rgba(), game_->rgba() + static_cast<size_t>(kSide) * kSide * 4);
+    const std::vector<game::PixelRect> overlays = game::screen_overlays(kSide, kSide);
+    const uint32_t grass = game::palette::kGrass;
+    for (int y = 0; y < kSide; ++y) {
+      for (int x = 0; x < kSide; ++x) {
+        bool inside = false;
+        for (const game::PixelRect& r : overlays) inside = inside || r.contains(x, y);
+        if (!inside) std::memcpy(&frame_[(static_cast<size_t>(y) * kSide + x) * 4], &grass, 4);
+      }
+    }
+  }
+
+  std::unique_ptr<FrameSource> game_;
+  std::vector<uint8_t> frame_;
+};
+
+TEST(WorldContent, AnEmptyGrassFieldScoresBadly) {
+  EvalOptions options = world_options();
+  options.source_name = "grass field";
+  options.make_source = [](const std::string&, uint64_t seed) {
+    return std::unique_ptr<FrameSource>(std::make_unique<GrassField>(seed));
+  };
+  const Json report = run_eval(options);
+  const Json& w = report["world"];
+  // All of the game's non-grass is missing: the distance is the game's non-grass share.
+  EXPECT_NEAR(w["terrain_tv"].get<double>(), w["truth_non_grass_share"].get<double>(), 1e-9);
+  EXPECT_GT(w["terrain_tv"].get<double>(), 0.10);
+  EXPECT_EQ(w["non_grass_ratio"].get<double>(), 0.0);
+  EXPECT_EQ(w["non_grass_share"].get<double>(), 0.0);
+  EXPECT_TRUE(w["structure_share"].is_null());               // nothing drawn to score ...
+  EXPECT_EQ(w["structure_block_ratio"].get<double>(), 0.0);  // ... where the game drew blocks
+  EXPECT_EQ(w["walk_scrolled_share"].get<double>(), 0.0);
+  for (const Json& segment : w["segments"]) {
+    EXPECT_GT(segment["terrain_tv"].get<double>(), 0.10);
+    EXPECT_TRUE(segment["structure_share"].is_null());
+  }
+  // Blocked steps alone are fooled by a world that never scrolls; the walk check is not.
+  EXPECT_EQ(w["blocked_still_share"].get<double>(), 1.0);
+  for (const char* name : {"world terrain TV", "world non-grass ratio", "world tile structure",
+                           "world walk scrolled"}) {
+    EXPECT_FALSE(check_named(report, name)["pass"].get<bool>()) << name;
+  }
+  // Its sprite and HUD are the game's.
+  EXPECT_EQ(w["sprite_share"].get<double>(), 1.0);
+  EXPECT_EQ(w["hud_share"].get<double>(), 1.0);
+}
+
+TEST(WorldContent, LongWalksReportDriftPerSegment) {
+  EvalOptions options = world_options();
+  options.seeds = {1000003};
+  options.world_frames = 2100;
+  options.world_trip_steps = 4;
+  const Json report = run_eval(options);
+  const Json& w = report["world"];
+  ASSERT_EQ(w["segments"].size(), 3u);
+  const int expected[3][2] = {{201, 1000}, {1001, 2000}, {2001, 2100}};
+  for (size_t s = 0; s < 3; ++s) {
+    const Json& segment = w["segments"][s];
+    EXPECT_EQ(segment["first_frame"].get<int>(), expected[s][0]);
+    EXPECT_EQ(segment["last_frame"].get<int>(), expected[s][1]);
+    EXPECT_EQ(segment["terrain_tv"].get<double>(), 0.0);
+    EXPECT_EQ(segment["non_grass_ratio"].get<double>(), 1.0);
+  }
+  EXPECT_EQ(w["return_trip_steps"].get<int>(), 4);
+  const std::string table = format_eval_report(report);
+  EXPECT_NE(table.find("| 2001-2100     |    0.000 |            1.00 |    100.0% |"),
+            std::string::npos)
+      << table;
+}
+
+TEST(WorldContent, AShortWalkHasNoMixToReport) {
+  EvalOptions options = world_options();
+  options.seeds = {1000004};
+  options.world_frames = 150;  // all inside the frames left out
+  const Json w = run_eval(options)["world"];
+  EXPECT_TRUE(w["terrain_tv"].is_null());
+  EXPECT_TRUE(w["structure_share"].is_null());
+  EXPECT_TRUE(w["segments"].empty());
+  EXPECT_EQ(w["sprite_share"].get<double>(), 1.0);
+  options.world_frames = 0;
+  EXPECT_THROW(run_eval(options), Error);
+}
+
+}  // namespace
+}  // namespace wc::eval
