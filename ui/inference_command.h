@@ -24,6 +24,7 @@ struct InferenceCommand {
     kSetChoiceTemperature,  // `value`: drawn choices' temperature (Note [Choice temperature])
     kSetStayBias,           // `value`: the bias toward "as it is" (Note [Stay bias])
     kSetRememberGround,     // `value` 1: remember ground, 0: forget it (Note [Remembered ground])
+    kSetTokenPasses,        // `value`: a token model's passes per frame (Note [Masked sampling])
   };
   Kind kind = Kind::kTogglePause;
   uint64_t seed = 0;
@@ -59,6 +60,9 @@ struct InferenceCommand {
   }
   static InferenceCommand set_stay_bias(double bias) {
     return {Kind::kSetStayBias, 0, {}, {}, bias};
+  }
+  static InferenceCommand set_token_passes(int passes) {
+    return {Kind::kSetTokenPasses, 0, {}, {}, static_cast<double>(passes)};
   }
   static InferenceCommand set_remember_ground(bool on) {
     return {Kind::kSetRememberGround, 0, {}, {}, on ? 1.0 : 0.0};

@@ -219,6 +219,16 @@ void InferenceThread::apply_one(const InferenceCommand& command) {
       }
       break;
     }
+    case Kind::kSetTokenPasses: {
+      need_policy("token passes");
+      control_->set_token_passes(static_cast<int>(command.value));
+      error_.clear();
+      if (recorder_) {
+        recorder_->note_change(source_.frame_index(),
+                               "token passes " + std::to_string(static_cast<int>(command.value)));
+      }
+      break;
+    }
     case Kind::kSetChoiceTemperature: {
       need_policy("choice temperature");
       control_->set_choice_temperature(command.value);
@@ -305,6 +315,7 @@ void InferenceThread::start_recording(const std::string& dir) {
     if (control_->has_palette()) meta["palette_snap"] = control_->palette_snap();
     if (control_->has_patch_book()) meta["patch_snap"] = control_->patch_snap();
     if (control_->draws_choices()) meta["choice_temperature"] = control_->choice_temperature();
+    if (control_->draws_tokens()) meta["token_passes"] = control_->token_passes();
     if (control_->takes_likeliest_move()) meta["stay_bias"] = control_->stay_bias();
     if (control_->can_remember_ground()) meta["remember_ground"] = control_->remember_ground();
   }

@@ -86,10 +86,21 @@ ModelSource make_model_source(const ModelSourceOptions& options) {
   model::apply_palette_snap(config, options.palette_snap, "--palette-snap");
   model::apply_patch_snap(config, options.patch_snap, "--patch-snap");
   if (options.choice_temperature != 0.0) {
+    // A token model's draws are its tokens (Note [Masked sampling]).
     const std::string problem =
-        config.prediction.choice_temperature_problem(options.choice_temperature);
+        config.tokens.active() ? config.tokens.temperature_problem(options.choice_temperature)
+                               : config.prediction.choice_temperature_problem(options.choice_temperature);
     if (!problem.empty()) throw Error("--choice-temperature", problem);
-    config.prediction.choice_temperature = options.choice_temperature;
+    if (config.tokens.active()) {
+      config.tokens.temperature = options.choice_temperature;
+    } else {
+      config.prediction.choice_temperature = options.choice_temperature;
+    }
+  }
+  if (options.token_passes != 0) {
+    const std::string problem = config.tokens.passes_problem(options.token_passes);
+    if (!problem.empty()) throw Error("--token-passes", problem);
+    config.tokens.passes = options.token_passes;
   }
   if (options.stay_bias >= 0.0) {
     const std::string problem = config.prediction.stay_bias_problem(options.stay_bias);
@@ -155,6 +166,8 @@ PolicyRunStats SessionControl::run_stats() const {
   run.patch_snap = session_.patch_snap();
   run.draws_choices = session_.draws_choices();
   run.choice_temperature = session_.choice_temperature();
+  run.draws_tokens = session_.draws_tokens();
+  run.token_passes = session_.token_passes();
   run.takes_likeliest_move = session_.takes_likeliest_move();
   run.stay_bias = session_.stay_bias();
   run.can_remember_ground = session_.can_remember_ground();
@@ -199,6 +212,15 @@ double SessionControl::choice_temperature() const {
 }
 void SessionControl::set_choice_temperature(double temperature) {
   session_.set_choice_temperature(temperature);
+}
+bool SessionControl::draws_tokens() const {
+  return session_.draws_tokens();
+}
+int SessionControl::token_passes() const {
+  return session_.token_passes();
+}
+void SessionControl::set_token_passes(int passes) {
+  session_.set_token_passes(passes);
 }
 bool SessionControl::takes_likeliest_move() const {
   return session_.takes_likeliest_move();

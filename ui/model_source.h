@@ -36,6 +36,8 @@ struct ModelSourceOptions {
   std::string patch_snap = "config";
   // Note [Choice temperature]: the drawn choices' temperature; 0 keeps the config's.
   double choice_temperature = 0.0;
+  // Note [Masked sampling]: a token model's passes per frame; 0 keeps the config's.
+  int token_passes = 0;
   // Note [Stay bias]: the bias toward "as it is"; negative keeps the config's.
   double stay_bias = -1.0;
   // Note [Remembered ground]: "config", "on" or "off".
@@ -82,6 +84,9 @@ class SessionControl final : public PolicyControl {
   bool takes_likeliest_move() const override;
   double stay_bias() const override;
   void set_stay_bias(double bias) override;
+  bool draws_tokens() const override;
+  int token_passes() const override;
+  void set_token_passes(int passes) override;
   bool can_remember_ground() const override;
   bool remember_ground() const override;
   void set_remember_ground(bool on) override;

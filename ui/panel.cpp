@@ -127,10 +127,30 @@ void draw_remember_ground(const LiveStats& stats, PanelModel& model) {
 
 // Note [Choice temperature], live: only a model that draws choices (Note [New ground]) shows the
 // slider. Like the policy's sliders, every change is sent (on CUDA each re-records the block).
+// A token model (Note [Masked sampling]) shows its tokens' temperature and its passes instead.
 void draw_choice_temperature(const LiveStats& stats, PanelModel& model) {
   if (!stats.run.draws_choices) return;
   float temperature = static_cast<float>(stats.run.choice_temperature);
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.6f);
+  if (stats.run.draws_tokens) {
+    if (ImGui::SliderFloat("token t", &temperature, 0.05f, 2.0f, "%.2f")) {
+      model.set_choice_temperature(temperature);
+    }
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetTooltip(
+          "How boldly each patch is drawn (Note [Masked sampling]): low draws the likeliest "
+          "patches (new ground turns to grass), high every patch the model cannot rule out");
+    }
+    int passes = stats.run.token_passes;
+    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.6f);
+    if (ImGui::SliderInt("passes", &passes, 1, 8)) model.set_token_passes(passes);
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetTooltip(
+          "Unmasking passes per frame: each is one model forward; more passes draw neighbouring "
+          "patches knowing each other");
+    }
+    return;
+  }
   if (ImGui::SliderFloat("new ground t", &temperature, 0.05f, 2.0f, "%.2f")) {
     model.set_choice_temperature(temperature);
   }

@@ -236,6 +236,10 @@ void PanelModel::set_choice_temperature(double temperature) {
   commands_.push_back(InferenceCommand::set_choice_temperature(temperature));
 }
 
+void PanelModel::set_token_passes(int passes) {
+  commands_.push_back(InferenceCommand::set_token_passes(passes));
+}
+
 void PanelModel::set_stay_bias(double bias) {
   commands_.push_back(InferenceCommand::set_stay_bias(bias));
 }

@@ -74,6 +74,7 @@ class PanelModel {
   // Note [Choice temperature]: the drawn choices' temperature from the next block on.
   void set_choice_temperature(double temperature);
   void set_stay_bias(double bias);
+  void set_token_passes(int passes);
   // Starts a recording into a fresh folder under the record base, or stops the running one.
   void toggle_recording(bool recording_now);
 

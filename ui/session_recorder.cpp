@@ -84,6 +84,9 @@ void SessionRecorder::finish(const std::vector<Action>& actions_since_reset,
     if (meta_.contains("choice_temperature") && meta_["choice_temperature"].is_number()) {
       replay += " --choice-temperature " + meta_["choice_temperature"].dump();
     }
+    if (meta_.contains("token_passes") && meta_["token_passes"].is_number_integer()) {
+      replay += " --token-passes " + meta_["token_passes"].dump();
+    }
     if (meta_.contains("stay_bias") && meta_["stay_bias"].is_number()) {
       replay += " --stay-bias " + meta_["stay_bias"].dump();
     }

@@ -34,6 +34,7 @@ struct PlayOptions {
   std::string palette_snap = "config";
   std::string patch_snap = "config";
   double choice_temperature = 0.0;
+  int token_passes = 0;
   double stay_bias = -1.0;
   std::string remember_ground = "config";
   std::string device = "auto";
@@ -205,6 +206,7 @@ int play(PlayOptions o) {
     m.palette_snap = o.palette_snap;
     m.patch_snap = o.patch_snap;
     m.choice_temperature = o.choice_temperature;
+    m.token_passes = o.token_passes;
     m.stay_bias = o.stay_bias;
     m.remember_ground = o.remember_ground;
     model = ui::make_model_source(m);
@@ -311,6 +313,9 @@ const bool kRegistered = register_command("play", [](CLI::App& app) {
   cmd->add_option("--choice-temperature", o->choice_temperature,
                   "the temperature new ground (or any drawn choice) is drawn at (Note [Choice "
                   "temperature]); 0: the model config's. The panel's slider changes it live");
+  cmd->add_option("--token-passes", o->token_passes,
+                  "a token model's unmasking passes per frame (Note [Masked sampling]), in "
+                  "[1, 16]; 0: the model config's. The panel's slider changes it live");
   cmd->add_option("--stay-bias", o->stay_bias,
                   "the bias toward a pixel staying as it is when its likeliest move is taken "
                   "(Note [Stay bias]), in [0, 100]; negative: the model config's. The panel's "
