@@ -2,6 +2,9 @@
 #include "engine/eval/memory_trip.h"
 
 #include <algorithm>
+#include <functional>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "engine/eval/eval_session.h"
@@ -27,6 +30,44 @@ game::Action free_trip_direction(const ReferenceRun& start, int steps) {
     }
   }
   return game::Action::kNone;
+}
+
+std::vector<game::Action> free_trip_path(const ReferenceRun& start, int steps, int run) {
+  constexpr int kSearchBudget = 4096;  // runs tried before giving up
+  const game::Action kTurns[] = {game::Action::kRight, game::Action::kLeft, game::Action::kDown,
+                                 game::Action::kUp};
+  std::vector<game::Action> path;
+  std::set<std::pair<int, int>> visited{{start.game().player_x(), start.game().player_y()}};
+  int budget = kSearchBudget;
+  std::function<bool(const ReferenceRun&, game::Action)> extend = [&](const ReferenceRun& at,
+                                                                      game::Action last) {
+    if (static_cast<int>(path.size()) >= steps) return true;
+    std::vector<game::Action> order;
+    if (last != game::Action::kNone) order.push_back(last);
+    for (game::Action turn : kTurns) {
+      if (turn != last && turn != opposite(last)) order.push_back(turn);
+    }
+    for (game::Action action : order) {
+      if (--budget < 0) return false;
+      ReferenceRun next = at;
+      std::vector<std::pair<int, int>> entered;
+      bool free = true;
+      for (int i = 0; i < run && free; ++i) {
+        free = next.step(action) &&
+               visited.insert({next.game().player_x(), next.game().player_y()}).second;
+        if (free) entered.push_back({next.game().player_x(), next.game().player_y()});
+      }
+      if (free) {
+        path.insert(path.end(), static_cast<size_t>(run), action);
+        if (extend(next, action)) return true;
+        path.resize(path.size() - static_cast<size_t>(run));
+      }
+      for (const auto& place : entered) visited.erase(place);
+    }
+    return false;
+  };
+  if (!extend(start, game::Action::kNone)) return {};
+  return path;
 }
 
 int default_memory_steps(int64_t window_frames, int frames_per_block) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "engine/eval/eval_options.h"
 #include "engine/eval/reference_run.h"
@@ -36,6 +37,13 @@ nlohmann::json eval_memory(const EvalOptions& options);
 // and then `steps` back, every one of them a move (a blocked step would not scroll); kNone when
 // there is none.
 game::Action free_trip_direction(const ReferenceRun& start, int steps);
+
+// A way of `steps` moves from `start` that never stands twice on one place, in runs of `run`
+// moves one way (a Session holds one key per block; steps is a multiple of run): depth first,
+// straight on while it can, else the first of right, left, down, up that is free. Empty when no
+// way is found within a bounded search. Walked back (each move's opposite, last first) it
+// returns to `start`: every move back enters ground the player stood on.
+std::vector<game::Action> free_trip_path(const ReferenceRun& start, int steps, int run);
 
 // The default k for a window of `window_frames` (0 = unbounded) and blocks of F frames.
 int default_memory_steps(int64_t window_frames, int frames_per_block);

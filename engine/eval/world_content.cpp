@@ -121,40 +121,48 @@ struct TripCounts {
   int64_t kept = 0;        // of those, brought back unchanged by the model
 };
 
-// Note [World content], the return trip. Returns false when no direction is free.
-bool return_trip(const EvalOptions& options, FrameSource& source, uint64_t seed,
-                 const std::vector<std::pair<int, int>>& patches, TripCounts& counts,
-                 game::Action& direction) {
+// One letter per move ("rrrrdddd").
+std::string path_letters(const std::vector<game::Action>& path) {
+  std::string letters;
+  for (game::Action move : path) letters += game::action_name(move)[0];
+  return letters;
+}
+
+// Note [World content], the return trip. Returns the way out, empty when none was free.
+std::vector<game::Action> return_trip(const EvalOptions& options, FrameSource& source,
+                                      uint64_t seed,
+                                      const std::vector<std::pair<int, int>>& patches,
+                                      TripCounts& counts) {
   const int width = source.width(), height = source.height();
   const int f = options.config.frames_per_block;
-  const int k = options.world_trip_steps;
   source.reset(seed);
   ReferenceRun truth(width, height, seed, options.seed_frames);
   for (int i = 0; i < f; ++i) truth.step(game::Action::kNone);
-  direction = free_trip_direction(truth, k);
-  if (direction == game::Action::kNone) return false;
+  const std::vector<game::Action> path = free_trip_path(truth, options.world_trip_steps, f);
+  if (path.empty()) return path;
   for (int i = 0; i < f; ++i) source.step(game::Action::kNone);
+  // O_j: the frame after j moves out, j = 0..k-1.
   std::vector<at::Tensor> out{current_frame(source)}, out_true{truth.frame()};
-  for (int i = 1; i < k; ++i) {
-    source.step(direction);
-    truth.step(direction);
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    source.step(path[i]);
+    truth.step(path[i]);
     out.push_back(current_frame(source));
     out_true.push_back(truth.frame());
   }
-  source.step(direction);
-  truth.step(direction);
-  for (int j = k - 1; j >= 0; --j) {
-    source.step(opposite(direction));
-    truth.step(opposite(direction));
+  source.step(path.back());
+  truth.step(path.back());
+  for (size_t j = path.size(); j-- > 0;) {
+    source.step(opposite(path[j]));
+    truth.step(opposite(path[j]));
     const at::Tensor frame = current_frame(source), frame_true = truth.frame();
     for (const auto& [x, y] : patches) {
       ++counts.patches;
-      if (!same_patch(frame_true, out_true[static_cast<size_t>(j)], x, y)) continue;
+      if (!same_patch(frame_true, out_true[j], x, y)) continue;
       ++counts.truth_kept;
-      counts.kept += same_patch(frame, out[static_cast<size_t>(j)], x, y);
+      counts.kept += same_patch(frame, out[j], x, y);
     }
   }
-  return true;
+  return path;
 }
 
 }  // namespace
@@ -262,10 +270,8 @@ Json eval_world(const EvalOptions& options) {
     blocked_still += seed_blocked_still;
 
     TripCounts trip;
-    game::Action direction = game::Action::kNone;
-    if (!return_trip(options, *source, seed, patches, trip, direction)) {
-      trip_skipped.push_back(seed);
-    }
+    const std::vector<game::Action> path = return_trip(options, *source, seed, patches, trip);
+    if (path.empty()) trip_skipped.push_back(seed);
     trip_total.patches += trip.patches, trip_total.truth_kept += trip.truth_kept;
     trip_total.kept += trip.kept;
     per_seed.push_back(
@@ -279,7 +285,7 @@ Json eval_world(const EvalOptions& options) {
          {"hud_share", share(seed_hud, frames)},
          {"blocked_steps", seed_blocked},
          {"blocked_still_share", share(seed_blocked_still, seed_blocked)},
-         {"trip_direction", game::action_name(direction)},
+         {"trip_path", path_letters(path)},
          {"return_patch_share", share(trip.kept, trip.truth_kept)}});
   }
 

@@ -37,14 +37,16 @@ inline constexpr int kWorldSegmentFrames = 1000;
 // walk's moving steps that scrolled the key's way) is reported beside it and checked, as Note
 // [Still trips] does for the memory trip.
 //
-// Return trip in tokens: after one idle block, options.world_trip_steps frames out in a free
-// direction (free_trip_direction) and as many back, as in Note [Memory trip]; each returning
-// frame's 8x8 patches on the screen grid (the model's tokens; patches touching the HUD or the
-// sprite are left out) are compared, all pixels exact, with the way out's frame at the same
-// camera position. Only patches the game itself brings back unchanged are scored (water waves
-// move on; a crystal walked over stays gone): "return_patch_share" is the share of them the
-// model brings back exactly, "truth_return_patch_share" the game's own share of all patches,
-// for context.
+// Return trip in tokens: after one idle block, options.world_trip_steps moves out along a free
+// way that never crosses itself (free_trip_path: straight on where it can, turning where walls,
+// water or trees are in the way, so that a seed whose spawn has no long straight way is still
+// measured; a seed with no way at all is listed in "return_trip_skipped_seeds") and the same way
+// back, as in Note [Memory trip]. Each returning frame's 8x8 patches on the screen grid (the
+// model's tokens; patches touching the HUD or the sprite are left out) are compared, all pixels
+// exact, with the way out's frame at the same camera position. Only patches the game itself
+// brings back unchanged are scored (water waves move on; a crystal walked over stays gone):
+// "return_patch_share" is the share of them the model brings back exactly,
+// "truth_return_patch_share" the game's own share of all patches, for context.
 //
 // With options.keep_frame set, the first seed's walk is handed over as one picture,
 // "world_walk_grid": the model's frames on top, the game's below, at walk frames 0, 100, 200, ...

@@ -5,11 +5,15 @@
 
 #include <cstring>
 #include <memory>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "engine/core/error.h"
 #include "engine/eval/eval_report.h"
 #include "engine/eval/game_as_model.h"
+#include "engine/eval/memory_trip.h"
+#include "engine/eval/reference_run.h"
 #include "engine/eval/run_eval.h"
 #include "engine/eval/world_content.h"
 #include "engine/game/game.h"
@@ -73,6 +77,7 @@ TEST(WorldContent, TheGameItselfScoresTheCeiling) {
   EXPECT_EQ(w["return_trip_steps"].get<int>(), 16);
   EXPECT_GT(w["return_patches"].get<int>(), 1000);
   EXPECT_EQ(w["return_patch_share"].get<double>(), 1.0);
+  EXPECT_TRUE(w["return_trip_skipped_seeds"].empty());
   EXPECT_GT(w["truth_return_patch_share"].get<double>(), 0.5);
   EXPECT_LE(w["truth_return_patch_share"].get<double>(), 1.0);
   EXPECT_EQ(w["walk_frames"].get<int>(), 3 * 600);
@@ -88,6 +93,34 @@ TEST(WorldContent, TheGameItselfScoresTheCeiling) {
   EXPECT_EQ(grid_height, 2 * kSide + 2);
   const std::string table = format_eval_report(report);
   EXPECT_NE(table.find("tile structure 100.0%"), std::string::npos) << table;
+}
+
+// The return trip's way out: k moves that all walk, in runs of one key per block, never on one
+// place twice, and walked back they bring the player home; found on every seed, including those
+// whose spawn has no free straight way of k moves.
+TEST(WorldContent, TripPathsAreFreeAndComeHome) {
+  int straight_blocked = 0;
+  for (uint64_t seed = 1000000; seed < 1000016; ++seed) {
+    for (int run : {1, 2}) {
+      ReferenceRun start(kSide, kSide, seed, run);
+      const std::vector<Action> path = free_trip_path(start, 16, run);
+      ASSERT_EQ(path.size(), 16u) << seed;
+      for (size_t i = 0; i < path.size(); i += static_cast<size_t>(run)) {
+        for (int j = 1; j < run; ++j) EXPECT_EQ(path[i + static_cast<size_t>(j)], path[i]);
+      }
+      ReferenceRun walk = start;
+      std::set<std::pair<int, int>> places{{walk.game().player_x(), walk.game().player_y()}};
+      for (Action move : path) {
+        ASSERT_TRUE(walk.step(move)) << seed;
+        EXPECT_TRUE(places.insert({walk.game().player_x(), walk.game().player_y()}).second);
+      }
+      for (size_t i = path.size(); i-- > 0;) ASSERT_TRUE(walk.step(game::opposite(path[i])));
+      EXPECT_EQ(walk.game().player_x(), start.game().player_x());
+      EXPECT_EQ(walk.game().player_y(), start.game().player_y());
+      if (run == 1) straight_blocked += free_trip_direction(start, 16) == Action::kNone;
+    }
+  }
+  EXPECT_GT(straight_blocked, 0);  // the case the turning way is for
 }
 
 // The game with every pixel outside the sprite and the HUD painted grass: an empty field that
