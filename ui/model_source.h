@@ -13,10 +13,10 @@
 
 namespace wc::ui {
 
-// Where the bundled trained model lives, and the config used without weights. Since session 8
-// the bundled model is game-small-moves (its model card says why); game-small, the one before,
-// stays in assets/models/ to compare against.
-inline constexpr const char* kBundledModelDir = "assets/models/game-small-moves";
+// Where the bundled trained model lives, and the config used without weights. The bundled model
+// is the token world model game-tokens (its model card says why); the pixel models before it,
+// game-small-moves and game-small, stay in assets/models/ to compare against.
+inline constexpr const char* kBundledModelDir = "assets/models/game-tokens";
 inline constexpr const char* kDefaultModelConfig = "assets/configs/game-small.json";
 
 struct ModelSourceOptions {

@@ -9,6 +9,12 @@ namespace wc::eval {
 
 int64_t eval_window_frames(const EvalOptions& options) {
   if (options.window >= 0) return options.window;
+  // Note [Model policy settings]: a model that names its window (its dense one) is measured at it.
+  const nlohmann::json& own = options.config.policies;
+  if (own.contains("dense") && own["dense"].contains("window") &&
+      own["dense"]["window"].is_number_integer()) {
+    return own["dense"]["window"].get<int64_t>();
+  }
   attention::ModelShape shape;
   shape.geometry.frames = options.config.frames_per_block;
   return attention::default_cast_settings(shape).window;

@@ -190,7 +190,7 @@ const bool kRegistered = register_command("eval", [](CLI::App& app) {
       "stability, policies vs dense, speed, world content (table + JSON)");
   cmd->add_option("--weights", options->weights,
                   "Checkpoint folder (safetensors shards + config.json) or file (default: the "
-                  "bundled assets/models/game-small-moves)");
+                  "bundled assets/models/game-tokens)");
   cmd->add_flag(
       "--random-weights", options->random_weights,
       "Random weights instead (tool checks; default config assets/configs/game-small.json)");

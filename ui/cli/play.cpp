@@ -285,7 +285,7 @@ const bool kRegistered = register_command("play", [](CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "play", "Play the neural game (or the reference game) in a window, or render it headless");
   cmd->add_option("--source", o->source,
-                  "model or game (default: model when assets/models/game-small-moves exists, "
+                  "model or game (default: model when assets/models/game-tokens exists, "
                   "else game)");
   cmd->add_option("--weights", o->weights,
                   "Model checkpoint folder (config.json + safetensors shards); none = the bundled "
