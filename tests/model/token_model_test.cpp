@@ -277,6 +277,16 @@ TEST(TokenModel, SpecsAndOutputsAreTheCodebooksLogits) {
   CausalDiT loaded(c);
   load_weights(loaded, (dir / "weights").string());
   EXPECT_TRUE(loaded->forward_train(batch).equal(model->forward_train(batch)));
+  // Weights of another vocabulary are refused by name before anything is copied.
+  const fs::path other_dir = dir / "other";
+  fs::create_directories(other_dir);
+  CausalDiT other(token_config(other_dir, random_codebook(6, 30)));
+  try {
+    load_weights(other, (dir / "weights").string());
+    ADD_FAILURE() << "weights of 24 tokens loaded into a model of 30";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("token_embed.weight"));
+  }
   fs::remove_all(dir);
 }
 
