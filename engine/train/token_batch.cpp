@@ -61,7 +61,8 @@ at::Tensor masked_stream_mask(int frames, const std::vector<int>& noisy, int tok
 
 TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
                             const at::Tensor& positions, const TokenSpec& spec, int64_t vocab,
-                            double action_dropout, int64_t dropped_action, uint64_t seed) {
+                            double action_dropout, int64_t dropped_action, uint64_t seed,
+                            const at::Tensor& overlay_cells) {
   const at::NoGradGuard no_grad;
   const at::Device device = tokens.device();
   const int64_t b = tokens.size(0), f = tokens.size(1), h = tokens.size(2), w = tokens.size(3);
@@ -117,6 +118,10 @@ TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
   batch.targets = truth;
   const at::Tensor strip = scrolled_in(tokens).index_select(1, noisy_index).reshape({b, m, n});
   batch.weights = masked.to(at::kFloat) * (1.0 + (spec.new_ground_weight - 1.0) * strip.to(at::kFloat));
+  if (overlay_cells.defined() && spec.overlay_weight != 1.0) {
+    const at::Tensor overlay = overlay_cells.to(device, at::kFloat).reshape({1, 1, n});
+    batch.weights = batch.weights * (1.0 + (spec.overlay_weight - 1.0) * overlay);
+  }
   return batch;
 }
 

@@ -24,10 +24,13 @@ namespace wc::train {
 // costs one stream, not two. The context of a share of clips is corrupted: a share of its tokens
 // (the sink frame's never, as play commits it from the game) replaced by tokens from elsewhere
 // in the clip, the token form of context noise, so that a wrong patch the model drew does not
-// become a pattern it copies.
+// become a pattern it copies. The cells of the screen-fixed sprite and HUD may weigh
+// `overlay_weight` times as much: their tokens are the sprite or a digit over whatever ground is
+// beneath, each one rare, and a model that prefers the ground lets the player fade.
 struct TokenSpec {
   int noisy_frames = 8;
   double new_ground_weight = 3.0;
+  double overlay_weight = 1.0;
   double corrupt_share = 0.5;
   double max_corrupt = 0.1;
 };
@@ -53,10 +56,12 @@ at::Tensor masked_stream_mask(int frames, const std::vector<int>& noisy, int tok
 
 // The batch of clips `tokens` ([B, F, h, w] int64 on the training device), their `actions` and
 // `positions` ([B, F] int64). Actions are dropped to `dropped_action` with probability
-// `action_dropout`. Every draw follows from `seed`.
+// `action_dropout`. Every draw follows from `seed`. `overlay_cells` ([h, w] bool, optional) are
+// the cells spec.overlay_weight applies to.
 TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
                             const at::Tensor& positions, const TokenSpec& spec, int64_t vocab,
-                            double action_dropout, int64_t dropped_action, uint64_t seed);
+                            double action_dropout, int64_t dropped_action, uint64_t seed,
+                            const at::Tensor& overlay_cells = at::Tensor());
 
 // The weighted mean cross-entropy of `logits` ([B, M, N, V]) at `targets` with `weights`.
 at::Tensor masked_token_loss(const at::Tensor& logits, const at::Tensor& targets,

@@ -16,6 +16,7 @@
 #include "engine/model/dit.h"
 #include "engine/model/tokenizer.h"
 #include "engine/model/weights.h"
+#include "engine/train/consistent_target.h"
 #include "engine/train/adamw.h"
 #include "engine/train/clip_stream.h"
 #include "engine/train/token_batch.h"
@@ -70,6 +71,14 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
   report.model_dir = model_dir;
 
   const model::Tokenizer tokenizer(*model_config.tokens.codebook, options.device);
+  // The cells the sprite or the HUD touch (TokenSpec::overlay_weight).
+  const int patch = model_config.patch_h;
+  const at::Tensor overlay_cells =
+      overlay_mask(config.clips.width, config.clips.height)
+          .view({config.clips.height / patch, patch, config.clips.width / patch, patch})
+          .any(3)
+          .any(1)
+          .to(options.device);
   const int64_t target = options.max_steps > 0 ? options.max_steps : config.steps;
   ClipStream stream(config.clips, config.batch, config.seed, progress.step, config.data_workers);
   MixedPrecision precision(options.device);
@@ -108,7 +117,7 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
     const TokenBatch batch = make_token_batch(
         tokens, clips.actions.to(options.device), clips.positions.to(options.device), config.tokens,
         model_config.tokens.vocab, config.noise.action_dropout, config.noise.dropped_action,
-        step_seed(config.seed, step));
+        step_seed(config.seed, step), overlay_cells);
     const at::Tensor logits = model->forward_masked(batch.input, batch.mask);
     const at::Tensor loss = masked_token_loss(logits, batch.targets, batch.weights);
     for (at::Tensor& p : params) p.mutable_grad() = at::Tensor();

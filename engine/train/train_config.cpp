@@ -135,6 +135,7 @@ TrainConfig parse_train_config(const nlohmann::json& json, const std::string& fi
     c.has_tokens = true;
     c.tokens.noisy_frames = t.integer("noisy_frames", 1, c.clips.frames - 1);
     c.tokens.new_ground_weight = t.number("new_ground_weight", 0.0, 1000.0);
+    if (t.has("overlay_weight")) c.tokens.overlay_weight = t.number("overlay_weight", 0.0, 1000.0);
     c.tokens.corrupt_share = t.number("corrupt_share", 0.0, 1.0);
     c.tokens.max_corrupt = t.number("max_corrupt", 0.0, 1.0);
     t.reject_unknown();

@@ -86,6 +86,24 @@ TEST(MakeTokenBatch, MasksOnlyTheChosenFramesAndWeighsOnlyMaskedPlaces) {
   EXPECT_EQ(again.noisy, batch.noisy);
 }
 
+TEST(MakeTokenBatch, OverlayCellsWeighTheirWeightMore) {
+  const int64_t vocab = 30;
+  const at::Tensor tokens = at::randint(0, vocab, {2, 5, 4, 4}, at::kLong);
+  const at::Tensor actions = at::zeros({2, 5}, at::kLong);
+  const at::Tensor positions = at::arange(5, at::kLong).repeat({2, 1});
+  TokenSpec spec;
+  spec.noisy_frames = 3;
+  spec.new_ground_weight = 1.0;
+  spec.overlay_weight = 4.0;
+  at::Tensor cells = at::zeros({4, 4}, at::kBool);
+  cells[1][2] = true;
+  const TokenBatch plain = make_token_batch(tokens, actions, positions, spec, vocab, 0.0, 5, 8);
+  const TokenBatch weighted = make_token_batch(tokens, actions, positions, spec, vocab, 0.0, 5, 8, cells);
+  const at::Tensor expected = plain.weights * (1.0 + 3.0 * cells.to(at::kFloat).reshape({1, 1, 16}));
+  EXPECT_TRUE(at::allclose(weighted.weights, expected));
+  EXPECT_TRUE(weighted.input.frames.equal(plain.input.frames));
+}
+
 // The game's frames for `actions`, their exact codebook, and the true camera step of each frame.
 struct GameTokens {
   model::Codebook book;
