@@ -25,9 +25,8 @@ struct PlayOptions {
   std::string source;  // "" = model when the bundled model exists, else game
   std::string weights;
   std::string config;
-  // Dense since session 11: on the bundled model every HeadCast cast tried makes the player
-  // sprite leave a trail of copies while walking, which dense does less often (its model card);
-  // the panel switches to HeadCast live.
+  // Dense: the bundled model's world numbers are measured dense, and HeadCast's are not yet (its
+  // model card); the panel switches to HeadCast live.
   std::string policy = "dense";
   std::string policy_settings = "{}";
   std::string cuda_graphs = "on";
