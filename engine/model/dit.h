@@ -158,7 +158,8 @@ class CausalDiTImpl : public torch::nn::Module {
   const ModelConfig& config() const { return config_; }
 
   // The generic forward: the network's output ([B, F, C', H, W], the frames' dtype; C' =
-  // config().output_channels(); a token model's logits [B, F, h·w, vocab] in the weights' dtype), the velocity v = ε − x0 or what prediction.h turns into it,
+  // config().output_channels(); a token model's logits [B, F, h·w, vocab] in the weights'
+  // dtype), the velocity v = ε − x0 or what prediction.h turns into it,
   // for the batch, with each layer's attention delegated to `attend`. With with_head = false
   // the output head is skipped (a committing pass needs only the layers' K/V) and an undefined
   // tensor is returned.

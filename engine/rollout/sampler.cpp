@@ -35,13 +35,7 @@ BlockSampler::BlockSampler(model::CausalDiTImpl& model, attention::AttentionPoli
   tokens_ = config.tokens;
   if (tokens_.active()) {
     tokenizer_ = std::make_unique<model::Tokenizer>(*tokens_.codebook, device);
-    // The passes' levels: the share of the frame still masked when each runs.
-    const int64_t n = int64_t{geometry_.grid_h} * geometry_.grid_w;
-    const std::vector<int64_t> counts = masked_counts(n, tokens_.passes);
-    schedule_.clear();
-    for (int k = 0; k < tokens_.passes; ++k) {
-      schedule_.push_back(static_cast<double>(counts[static_cast<size_t>(k)]) / n);
-    }
+    set_token_schedule();
   }
   if (!config.palette.colours.empty()) {
     palette_ = model::palette_tensor(config.palette, device);
@@ -106,13 +100,17 @@ void BlockSampler::set_token_passes(int passes) {
   if (!problem.empty()) throw Error("token passes", problem);
   if (passes == tokens_.passes) return;
   tokens_.passes = passes;
-  const int64_t n = int64_t{geometry_.grid_h} * geometry_.grid_w;
-  const std::vector<int64_t> counts = masked_counts(n, passes);
-  schedule_.clear();
-  for (int k = 0; k < passes; ++k) {
-    schedule_.push_back(static_cast<double>(counts[static_cast<size_t>(k)]) / n);
-  }
+  set_token_schedule();
   forget_recording();
+}
+
+void BlockSampler::set_token_schedule() {
+  const int64_t n = int64_t{geometry_.grid_h} * geometry_.grid_w;
+  masked_counts_ = masked_counts(n, tokens_.passes);
+  schedule_.clear();
+  for (int k = 0; k < tokens_.passes; ++k) {
+    schedule_.push_back(static_cast<double>(masked_counts_[static_cast<size_t>(k)]) / n);
+  }
 }
 
 void BlockSampler::set_stay_bias(double bias) {
@@ -243,7 +241,6 @@ at::Tensor BlockSampler::run_token_denoise(const at::Tensor& noise, const at::Te
   const int64_t frames = noise.size(1);
   const int64_t n = int64_t{geometry_.grid_h} * geometry_.grid_w;
   const int64_t mask_id = tokens_.vocab;
-  const std::vector<int64_t> counts = masked_counts(n, tokens_.passes);
   const at::Tensor uniforms = token_uniforms(noise, tokens_.passes, n);
   at::Tensor tokens = at::full({1, frames, n}, mask_id,
                                at::TensorOptions().dtype(at::kLong).device(noise.device()));
@@ -256,7 +253,7 @@ at::Tensor BlockSampler::run_token_denoise(const at::Tensor& noise, const at::Te
     const at::Tensor logits =
         model_.forward_block(batch, policy_, step_info(block_index, k, t, /*clean=*/false));
     tokens = masked_pass(tokens, logits, uniforms.select(0, k), mask_id, tokens_.temperature,
-                         tokens_.top_p, counts[static_cast<size_t>(k) + 1]);
+                         tokens_.top_p, masked_counts_[static_cast<size_t>(k) + 1]);
   }
   last_tokens_ = tokens.view({1, frames, geometry_.grid_h, geometry_.grid_w});
   last_decoded_ = tokenizer_->decode(last_tokens_, noise.scalar_type());

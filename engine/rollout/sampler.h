@@ -107,7 +107,6 @@ class BlockSampler {
   // Note [Masked sampling], live: a token model's temperature (what choice_temperature() and
   // set_choice_temperature() set for it) and its passes per frame. Throws wc::Error for a pixel
   // model or a value out of range; a change drops the recorded block graph.
-  bool draws_tokens() const { return tokenizer_ != nullptr; }
   int token_passes() const { return tokens_.passes; }
   void set_token_passes(int passes);
 
@@ -125,6 +124,9 @@ class BlockSampler {
   at::Tensor run_denoise(const at::Tensor& noise, const at::Tensor& actions, int64_t block_index,
                          int64_t frame_start, const at::Tensor& reference,
                          const model::RopeRotation* rope);
+  // A token model's masked_counts_ and the passes' levels (schedule_: the share of the frame
+  // still masked when each pass runs) for tokens_.passes.
+  void set_token_schedule();
   // run_denoise for a token model: the passes of Note [Masked sampling], then the decode.
   at::Tensor run_token_denoise(const at::Tensor& noise, const at::Tensor& actions,
                                int64_t block_index, int64_t frame_start,
@@ -158,6 +160,7 @@ class BlockSampler {
   // committing it needs no encode.
   std::unique_ptr<model::Tokenizer> tokenizer_;
   model::TokenConfig tokens_;
+  std::vector<int64_t> masked_counts_;  // tokens still masked before each pass, then none
   at::Tensor last_tokens_, last_decoded_;
   // Graph state: the recording, its static inputs, the last block's replay key.
   std::unique_ptr<BlockGraph> graph_;
