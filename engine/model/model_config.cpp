@@ -140,8 +140,9 @@ PatchSnapConfig read_patch_snap(ObjectReader& parent, const ModelConfig& config)
 }
 
 // Note [Patch tokens]: {"codebook": "codebook.txt", "vocab": 8192, "passes": 3,
-// "temperature": 1.0, "top_p": 1.0}; a token model is one RGB frame per block whose patches are
-// the codebook's, with nothing of the pixel models' prediction, palette or patch snap.
+// "temperature": 1.0, "top_p": 1.0, "sure": 0.9}; a token model is one RGB frame per block
+// whose patches are the codebook's, with nothing of the pixel models' prediction, palette or
+// patch snap.
 TokenConfig read_tokens(ObjectReader& parent, const ModelConfig& config) {
   const std::string key = "tokens";
   ObjectReader reader(parent.get(key), parent.file(), key);
@@ -154,6 +155,7 @@ TokenConfig read_tokens(ObjectReader& parent, const ModelConfig& config) {
         reader.number("temperature", TokenConfig::kMinTemperature, TokenConfig::kMaxTemperature);
   }
   if (reader.has("top_p")) tokens.top_p = reader.number("top_p", 1e-6, 1.0);
+  if (reader.has("sure")) tokens.sure = reader.number("sure", 1e-6, 1.0);
   reader.reject_unknown();
   if (config.channels != 3) reader.fail(key, "needs RGB frames (channels 3)");
   if (config.frames_per_block != 1) reader.fail(key, "needs one frame per block");
@@ -596,7 +598,8 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
                      {"vocab", config.tokens.vocab},
                      {"passes", config.tokens.passes},
                      {"temperature", config.tokens.temperature},
-                     {"top_p", config.tokens.top_p}};
+                     {"top_p", config.tokens.top_p},
+                     {"sure", config.tokens.sure}};
   }
   if (!config.policies.empty()) out["policies"] = config.policies;
   return out;

@@ -105,12 +105,8 @@ void BlockSampler::set_token_passes(int passes) {
 }
 
 void BlockSampler::set_token_schedule() {
-  const int64_t n = int64_t{geometry_.grid_h} * geometry_.grid_w;
-  masked_counts_ = masked_counts(n, tokens_.passes);
-  schedule_.clear();
-  for (int k = 0; k < tokens_.passes; ++k) {
-    schedule_.push_back(static_cast<double>(masked_counts_[static_cast<size_t>(k)]) / n);
-  }
+  schedule_.assign(1, 1.0);
+  for (int k = 1; k < tokens_.passes; ++k) schedule_.push_back(stay_share(k - 1, tokens_.passes));
 }
 
 void BlockSampler::set_stay_bias(double bias) {
@@ -244,16 +240,21 @@ at::Tensor BlockSampler::run_token_denoise(const at::Tensor& noise, const at::Te
   const at::Tensor uniforms = token_uniforms(noise, tokens_.passes, n);
   at::Tensor tokens = at::full({1, frames, n}, mask_id,
                                at::TensorOptions().dtype(at::kLong).device(noise.device()));
+  at::Tensor unsure;  // the first pass's unsure draws (Note [Masked sampling])
   for (int k = 0; k < tokens_.passes; ++k) {
-    const double t = schedule_[static_cast<size_t>(k)];
-    const at::Tensor levels = at::full({1, frames}, t, at::TensorOptions().device(noise.device()));
+    // The model sees the share of each frame still masked, as in training.
+    const at::Tensor levels = (tokens == mask_id).to(at::kFloat).mean(-1);
     model::FrameBatch batch{tokens.view({1, frames, geometry_.grid_h, geometry_.grid_w}), levels,
                             actions, frame_start, at::Tensor()};
     batch.rope = rope;
+    const double t = schedule_[static_cast<size_t>(k)];
     const at::Tensor logits =
         model_.forward_block(batch, policy_, step_info(block_index, k, t, /*clean=*/false));
-    tokens = masked_pass(tokens, logits, uniforms.select(0, k), mask_id, tokens_.temperature,
-                         tokens_.top_p, masked_counts_[static_cast<size_t>(k) + 1]);
+    MaskedPass pass = masked_pass(tokens, logits, uniforms.select(0, k), mask_id,
+                                  tokens_.temperature, tokens_.top_p, tokens_.sure,
+                                  stay_share(k, tokens_.passes), unsure);
+    tokens = std::move(pass.tokens);
+    unsure = std::move(pass.unsure);
   }
   last_tokens_ = tokens.view({1, frames, geometry_.grid_h, geometry_.grid_w});
   last_decoded_ = tokenizer_->decode(last_tokens_, noise.scalar_type());

@@ -124,8 +124,8 @@ class BlockSampler {
   at::Tensor run_denoise(const at::Tensor& noise, const at::Tensor& actions, int64_t block_index,
                          int64_t frame_start, const at::Tensor& reference,
                          const model::RopeRotation* rope);
-  // A token model's masked_counts_ and the passes' levels (schedule_: the share of the frame
-  // still masked when each pass runs) for tokens_.passes.
+  // A token model's nominal levels for tokens_.passes (schedule_: the share of the first
+  // pass's unsure draws still masked when each pass runs), what its steps tell the policy.
   void set_token_schedule();
   // run_denoise for a token model: the passes of Note [Masked sampling], then the decode.
   at::Tensor run_token_denoise(const at::Tensor& noise, const at::Tensor& actions,
@@ -160,7 +160,6 @@ class BlockSampler {
   // committing it needs no encode.
   std::unique_ptr<model::Tokenizer> tokenizer_;
   model::TokenConfig tokens_;
-  std::vector<int64_t> masked_counts_;  // tokens still masked before each pass, then none
   at::Tensor last_tokens_, last_decoded_;
   // Graph state: the recording, its static inputs, the last block's replay key.
   std::unique_ptr<BlockGraph> graph_;

@@ -1,22 +1,13 @@
 // See token_sampler.h.
 #include "engine/rollout/token_sampler.h"
 
-#include <algorithm>
 #include <cmath>
 
 namespace wc::rollout {
 
-std::vector<int64_t> masked_counts(int64_t tokens, int passes) {
-  std::vector<int64_t> counts(static_cast<size_t>(passes) + 1, 0);
-  counts[0] = tokens;
-  for (int k = 1; k < passes; ++k) {
-    const double share = std::cos(M_PI / 2.0 * static_cast<double>(k) / passes);
-    // Strictly fewer each pass, and room for the passes still to come.
-    counts[static_cast<size_t>(k)] = std::clamp<int64_t>(
-        static_cast<int64_t>(std::floor(static_cast<double>(tokens) * share)),
-        static_cast<int64_t>(passes - k), counts[static_cast<size_t>(k) - 1] - 1);
-  }
-  return counts;
+double stay_share(int pass, int passes) {
+  if (pass + 1 >= passes) return 0.0;
+  return std::cos(M_PI / 2.0 * static_cast<double>(pass + 1) / passes);
 }
 
 at::Tensor token_uniforms(const at::Tensor& noise, int passes, int64_t tokens) {
@@ -29,9 +20,9 @@ at::Tensor token_uniforms(const at::Tensor& noise, int passes, int64_t tokens) {
   return u.clamp(0.0, 1.0 - 1e-7).view({1, frames, passes, tokens}).permute({2, 0, 1, 3});
 }
 
-at::Tensor masked_pass(const at::Tensor& tokens, const at::Tensor& logits, const at::Tensor& uniforms,
-                       int64_t mask_id, double temperature, double top_p, int64_t stay_masked) {
-  const int64_t n = tokens.size(2);
+MaskedPass masked_pass(const at::Tensor& tokens, const at::Tensor& logits,
+                       const at::Tensor& uniforms, int64_t mask_id, double temperature,
+                       double top_p, double sure, double stay_share, const at::Tensor& unsure) {
   at::Tensor probs = at::softmax(logits.to(at::kFloat) / temperature, -1);
   if (top_p < 1.0) {
     const auto [sorted, order] = probs.sort(-1, /*descending=*/true);
@@ -46,13 +37,26 @@ at::Tensor masked_pass(const at::Tensor& tokens, const at::Tensor& logits, const
           .clamp_max(cdf.size(-1) - 1);
   const at::Tensor masked = tokens == mask_id;
   const at::Tensor chosen = at::where(masked, drawn.squeeze(-1), tokens);
-  if (stay_masked <= 0) return chosen;
-  // Shown tokens score above any probability, so they stay shown.
+  // How sure the model is of each place: its likeliest token's probability, whatever was drawn
+  // there (Note [Masked sampling]); shown tokens score above any, so they stay shown.
   const at::Tensor confidence =
-      at::where(masked, probs.gather(-1, drawn).squeeze(-1), at::full({}, 2.0f, probs.options()));
-  const at::Tensor shown_index = std::get<1>(confidence.topk(n - stay_masked, -1));
-  const at::Tensor shown = at::zeros_like(masked).scatter(-1, shown_index, true);
-  return at::where(shown, chosen, at::full({}, mask_id, tokens.options()));
+      at::where(masked, std::get<0>(probs.max(-1)), at::full({}, 2.0f, probs.options()));
+  // Shown tokens count as sure; with sure = 1 no draw is.
+  const at::Tensor is_sure = sure < 1.0 ? confidence >= sure : ~masked;
+  MaskedPass out;
+  out.unsure = unsure.defined() ? unsure : (masked & ~is_sure).sum(-1);
+  // Each place's rank by confidence (stable: ties go to the lower place), and how many the
+  // pass shows: all but floor(unsure·stay_share), never more than are masked now (the sure
+  // ones may have run ahead of the schedule), and every sure one.
+  const at::Tensor order = std::get<1>(confidence.sort(/*stable=*/true, -1, /*descending=*/true));
+  const at::Tensor rank = at::empty_like(order).scatter_(
+      -1, order, at::arange(order.size(-1), order.options()).expand_as(order));
+  const at::Tensor stay = at::minimum(at::floor(out.unsure.to(at::kDouble) * stay_share).to(at::kLong),
+                                      masked.sum(-1))
+                              .unsqueeze(-1);
+  const at::Tensor shown = (rank < tokens.size(2) - stay) | is_sure;
+  out.tokens = at::where(shown, chosen, at::full({}, mask_id, tokens.options()));
+  return out;
 }
 
 }  // namespace wc::rollout

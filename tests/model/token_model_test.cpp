@@ -226,6 +226,19 @@ TEST(TokenConfig, ReadsTheCodebookAndRefusesOneThatDoesNotMatch) {
   // The config written back reads as the same.
   EXPECT_EQ(model_config_to_json(parse_model_config(model_config_to_json(c), c.file)), model_config_to_json(c));
 
+  EXPECT_EQ(c.tokens.sure, 1.0);  // MaskGIT's schedule unless the config says
+  nlohmann::json sure = json;
+  sure["tokens"]["sure"] = 0.9;
+  EXPECT_EQ(load_model_config((dir / "config.json").string()).tokens.sure, 1.0);
+  std::ofstream((dir / "sure.json").string()) << sure.dump(2);
+  const ModelConfig with_sure = load_model_config((dir / "sure.json").string());
+  EXPECT_EQ(with_sure.tokens.sure, 0.9);
+  EXPECT_EQ(model_config_to_json(with_sure)["tokens"]["sure"], 0.9);
+  for (double bad : {0.0, 1.5}) {
+    sure["tokens"]["sure"] = bad;
+    EXPECT_THAT(config_error(dir, sure), HasSubstr("tokens.sure")) << bad;
+  }
+
   nlohmann::json vocab = json;
   vocab["tokens"]["vocab"] = 21;
   EXPECT_THAT(config_error(dir, vocab), HasSubstr("field 'tokens.vocab'"));

@@ -19,17 +19,20 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TEST(MaskedCounts, FallFromEveryTokenToNoneStrictly) {
-  for (int64_t n : {1, 3, 16, 256}) {
-    for (int passes = 1; passes <= std::min<int64_t>(n, 8); ++passes) {
-      const std::vector<int64_t> c = masked_counts(n, passes);
-      ASSERT_EQ(c.size(), static_cast<size_t>(passes) + 1);
-      EXPECT_EQ(c.front(), n);
-      EXPECT_EQ(c.back(), 0);
-      for (size_t k = 1; k < c.size(); ++k) EXPECT_LT(c[k], c[k - 1]) << n << " " << passes;
+TEST(StayShare, FallsOnTheCosineToNoneAfterTheLastPass) {
+  for (int passes = 1; passes <= 8; ++passes) {
+    double before = 1.0;
+    for (int k = 0; k < passes; ++k) {
+      const double share = stay_share(k, passes);
+      EXPECT_LT(share, before) << k << " of " << passes;
+      EXPECT_GE(share, 0.0);
+      before = share;
     }
+    EXPECT_EQ(stay_share(passes - 1, passes), 0.0);
   }
-  EXPECT_EQ(masked_counts(256, 3), (std::vector<int64_t>{256, 221, 128, 0}));
+  // 256 tokens in 3 passes, all unsure: MaskGIT's 221, 128, 0 masked after each pass.
+  EXPECT_EQ(static_cast<int64_t>(256 * stay_share(0, 3)), 221);
+  EXPECT_EQ(static_cast<int64_t>(256 * stay_share(1, 3)), 128);
 }
 
 TEST(TokenUniforms, AreTheNormalCdfOfTheNoiseInUnitRange) {
@@ -45,7 +48,7 @@ TEST(TokenUniforms, AreTheNormalCdfOfTheNoiseInUnitRange) {
 // The pass for one frame, token by token: the reference for masked_pass.
 std::vector<int64_t> pass_by_loop(const std::vector<int64_t>& tokens, const at::Tensor& logits,
                                   const at::Tensor& uniforms, int64_t mask_id, double temperature,
-                                  double top_p, int64_t stay_masked) {
+                                  double top_p, double sure, double share, int64_t* unsure) {
   const int64_t n = static_cast<int64_t>(tokens.size()), v = logits.size(-1);
   std::vector<int64_t> drawn(tokens.size());
   std::vector<double> confidence(tokens.size());
@@ -80,40 +83,93 @@ std::vector<int64_t> pass_by_loop(const std::vector<int64_t>& tokens, const at::
     }
     const bool masked = tokens[static_cast<size_t>(i)] == mask_id;
     drawn[static_cast<size_t>(i)] = masked ? pick : tokens[static_cast<size_t>(i)];
-    confidence[static_cast<size_t>(i)] = masked ? kept[static_cast<size_t>(pick)] : 2.0;
+    confidence[static_cast<size_t>(i)] = masked ? *std::max_element(p.begin(), p.end()) : 2.0;
   }
+  // sure = 1: no draw is sure.
+  const auto is_sure = [&](size_t i) { return sure < 1 && confidence[i] >= sure; };
+  int64_t masked = 0, below = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (tokens[static_cast<size_t>(i)] != mask_id) continue;
+    ++masked;
+    if (!is_sure(static_cast<size_t>(i))) ++below;
+  }
+  if (*unsure < 0) *unsure = below;
+  const int64_t stay = std::min<int64_t>(static_cast<int64_t>(std::floor(*unsure * share)), masked);
   std::vector<int64_t> order(tokens.size());
   for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](int64_t a, int64_t b) { return confidence[a] > confidence[b]; });
   std::vector<int64_t> out(tokens.size(), mask_id);
-  for (int64_t r = 0; r < n - stay_masked; ++r) {
-    out[static_cast<size_t>(order[static_cast<size_t>(r)])] = drawn[static_cast<size_t>(order[static_cast<size_t>(r)])];
+  for (int64_t r = 0; r < n; ++r) {
+    const size_t i = static_cast<size_t>(order[static_cast<size_t>(r)]);
+    if (r < n - stay || is_sure(i)) out[i] = drawn[i];
   }
   return out;
 }
 
 TEST(MaskedPass, MatchesAPerTokenLoop) {
   std::mt19937 random(std::random_device{}());
-  for (int trial = 0; trial < 6; ++trial) {
+  for (int trial = 0; trial < 8; ++trial) {
     const int64_t n = 24, v = 9, mask_id = v;
-    const at::Tensor logits = at::randn({1, 1, n, v}) * 2.0;
-    const at::Tensor uniforms = at::rand({1, 1, n});
-    std::vector<int64_t> tokens(static_cast<size_t>(n));
-    for (auto& t : tokens) t = random() % 3 == 0 ? static_cast<int64_t>(random() % v) : mask_id;
-    const int64_t shown = std::count_if(tokens.begin(), tokens.end(), [&](int64_t t) { return t != mask_id; });
-    const int64_t stay = (n - shown) / 2;
+    // Peaked logits give some draws above `sure`.
+    const at::Tensor logits = at::randn({1, 1, n, v}) * (trial % 4 < 2 ? 2.0 : 5.0);
+    std::vector<int64_t> tokens(static_cast<size_t>(n), mask_id);
     const double temperature = trial % 2 ? 0.7 : 1.0;
-    const double top_p = trial >= 3 ? 0.8 : 1.0;
-    const at::Tensor in = at::tensor(tokens, at::kLong).view({1, 1, n});
-    const at::Tensor out = masked_pass(in, logits, uniforms, mask_id, temperature, top_p, stay);
-    const std::vector<int64_t> expected =
-        pass_by_loop(tokens, logits[0][0], uniforms[0][0], mask_id, temperature, top_p, stay);
-    for (int64_t i = 0; i < n; ++i) {
-      EXPECT_EQ(out[0][0][i].item<int64_t>(), expected[static_cast<size_t>(i)]) << "trial " << trial << " token " << i;
+    const double top_p = trial >= 4 ? 0.8 : 1.0;
+    const double sure = trial % 3 == 0 ? 1.0 : 0.6;
+    const int passes = 2 + trial % 3;
+    // A frame through every pass, with fresh uniforms each pass; the first pass counts the
+    // unsure draws the later ones take.
+    int64_t unsure_loop = -1;
+    at::Tensor unsure;
+    for (int k = 0; k < passes; ++k) {
+      const at::Tensor uniforms = at::rand({1, 1, n});
+      const at::Tensor in = at::tensor(tokens, at::kLong).view({1, 1, n});
+      const MaskedPass out = masked_pass(in, logits, uniforms, mask_id, temperature, top_p, sure,
+                                         stay_share(k, passes), unsure);
+      const std::vector<int64_t> expected =
+          pass_by_loop(tokens, logits[0][0], uniforms[0][0], mask_id, temperature, top_p, sure,
+                       stay_share(k, passes), &unsure_loop);
+      unsure = out.unsure;
+      EXPECT_EQ(out.unsure.item<int64_t>(), unsure_loop) << "trial " << trial << " pass " << k;
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(out.tokens[0][0][i].item<int64_t>(), expected[static_cast<size_t>(i)])
+            << "trial " << trial << " pass " << k << " token " << i;
+      }
+      // Shown tokens stay shown.
+      for (size_t i = 0; i < tokens.size(); ++i) {
+        if (tokens[i] != mask_id) {
+          EXPECT_EQ(expected[i], tokens[i]);
+        }
+      }
+      tokens = expected;
     }
-    EXPECT_EQ((out == mask_id).sum().item<int64_t>(), stay);
+    EXPECT_EQ(std::count(tokens.begin(), tokens.end(), mask_id), 0) << "trial " << trial;
   }
+}
+
+TEST(MaskedPass, ShowsSureDrawsFirstAndSpreadsTheUnsureOverThePasses) {
+  // 16 places: 12 all but certain (one token of mass ≈ 0.999), 4 even over the 9 tokens.
+  const int64_t n = 16, v = 9, mask_id = v;
+  at::Tensor logits = at::zeros({1, 1, n, v});
+  logits.slice(2, 0, 12).select(-1, 3).fill_(16.0);
+  at::Tensor tokens = at::full({1, 1, n}, mask_id, at::kLong);
+  MaskedPass pass = masked_pass(tokens, logits, at::rand({1, 1, n}), mask_id, 1.0, 1.0, 0.9,
+                                stay_share(0, 3), at::Tensor());
+  EXPECT_EQ(pass.unsure.item<int64_t>(), 4);
+  // The 12 sure ones show; of the 4 unsure, floor(4·cos(30°)) = 3 stay masked.
+  EXPECT_TRUE((pass.tokens.slice(2, 0, 12) == 3).all().item<bool>());
+  EXPECT_EQ((pass.tokens == mask_id).sum().item<int64_t>(), 3);
+  pass = masked_pass(pass.tokens, logits, at::rand({1, 1, n}), mask_id, 1.0, 1.0, 0.9,
+                     stay_share(1, 3), pass.unsure);
+  EXPECT_EQ((pass.tokens == mask_id).sum().item<int64_t>(), 2);  // floor(4·cos(60°))
+  pass = masked_pass(pass.tokens, logits, at::rand({1, 1, n}), mask_id, 1.0, 1.0, 0.9,
+                     stay_share(2, 3), pass.unsure);
+  EXPECT_EQ((pass.tokens == mask_id).sum().item<int64_t>(), 0);
+  // With sure = 1 the first pass keeps MaskGIT's count: floor(16·cos(30°)) = 13 masked.
+  pass = masked_pass(tokens, logits, at::rand({1, 1, n}), mask_id, 1.0, 1.0, 1.0,
+                     stay_share(0, 3), at::Tensor());
+  EXPECT_EQ((pass.tokens == mask_id).sum().item<int64_t>(), 13);
 }
 
 TEST(MaskedPass, DrawsFromTheDistributionNotItsMode) {
@@ -121,9 +177,33 @@ TEST(MaskedPass, DrawsFromTheDistributionNotItsMode) {
   const int64_t n = 4000, v = 5;
   at::Tensor logits = at::zeros({1, 1, n, v});
   logits.select(-1, 0).fill_(std::log(6.0));  // p0 = 6/10, the others 1/10 each
-  const at::Tensor out = masked_pass(at::full({1, 1, n}, v, at::kLong), logits, at::rand({1, 1, n}), v, 1.0, 1.0, 0);
+  const at::Tensor out = masked_pass(at::full({1, 1, n}, v, at::kLong), logits, at::rand({1, 1, n}),
+                                     v, 1.0, 1.0, 1.0, 0.0, at::Tensor())
+                             .tokens;
   const double share = (out == 0).to(at::kFloat).mean().item<double>();
   EXPECT_NEAR(share, 0.6, 0.04);
+}
+
+TEST(MaskedPass, KeepsEveryPlacesDistributionThroughThePasses) {
+  // Every place: grass (token 0) at 0.7, a tree (token 1) at 0.3. Which places a pass shows
+  // must not depend on what was drawn there, or the trees drawn early go back to be drawn again
+  // and the frame drifts to grass.
+  const int64_t n = 6000, v = 2, mask_id = v;
+  at::Tensor logits = at::zeros({1, 1, n, v});
+  logits.select(-1, 0).fill_(std::log(0.7));
+  logits.select(-1, 1).fill_(std::log(0.3));
+  for (double sure : {1.0, 0.5}) {
+    at::Tensor tokens = at::full({1, 1, n}, mask_id, at::kLong);
+    at::Tensor unsure;
+    for (int k = 0; k < 3; ++k) {
+      MaskedPass pass = masked_pass(tokens, logits, at::rand({1, 1, n}), mask_id, 1.0, 1.0, sure,
+                                    stay_share(k, 3), unsure);
+      tokens = pass.tokens;
+      unsure = pass.unsure;
+    }
+    ASSERT_EQ((tokens == mask_id).sum().item<int64_t>(), 0);
+    EXPECT_NEAR((tokens == 0).to(at::kFloat).mean().item<double>(), 0.7, 0.025) << "sure " << sure;
+  }
 }
 
 // A token model of the tiny config over a codebook of random 4x4 patches.
