@@ -14,6 +14,7 @@
 #include <functional>
 
 #include "engine/core/error.h"
+#include "engine/core/log.h"
 #include "engine/core/safetensors_torch.h"
 #include "engine/model/model_config.h"
 #include "engine/model/weights.h"
@@ -59,19 +60,60 @@ void rename_path(const std::string& from, const std::string& to) {
 
 }  // namespace
 
-void replace_directory(const std::string& directory,
-                       const std::function<void(const std::string& temporary)>& write) {
+// Note [Interrupted replacement]
+// replace_directory(D) writes D.tmp whole (step 1), renames D to D.old (2), renames D.tmp to D
+// (3) and removes D.old (4). A process killed anywhere leaves one of three layouts:
+// - D present: before step 2 or after step 3. D is complete; a D.tmp (maybe half-written) or a
+//   D.old (maybe half-removed) beside it is a leftover and is removed.
+// - D absent, D.old present: between steps 2 and 3. D.tmp was finished before step 2 began, so
+//   it is the newest complete contents and becomes D.
+// - D absent, no D.old: the first write never got in place (or nothing was ever written); a
+//   D.tmp is that first write, maybe partial, and is removed: nothing that was in place is lost.
+// Without this, a training run killed between steps 2 and 3 restarted at step 0 and later
+// removed the only complete state, D.old, at its first save.
+bool recover_directory(const std::string& directory) {
   const std::string temporary = directory + ".tmp";
   const std::string old = directory + ".old";
-  remove_tree(temporary);
+  struct stat info;
+  const auto exists = [&](const std::string& path) { return ::lstat(path.c_str(), &info) == 0; };
+  bool repaired = false;
+  if (!exists(directory) && exists(old)) {
+    // (Without D.tmp, which the swap never leaves so, D.old is the only copy: it goes back.)
+    const bool finish = exists(temporary);
+    rename_path(finish ? temporary : old, directory);
+    log_info("recovered " + directory + ": a replacement stopped between its renames was " +
+             (finish ? "finished" : "undone"));
+    repaired = true;
+  }
+  for (const std::string& leftover : {temporary, old}) {
+    if (!exists(leftover)) continue;
+    remove_tree(leftover);
+    log_info("removed " + leftover + ", left by a replacement of " + directory + " that stopped");
+    repaired = true;
+  }
+  return repaired;
+}
+
+void replace_directory(const std::string& directory,
+                       const std::function<void(const std::string& temporary)>& write,
+                       const std::function<void(int step)>& after_step) {
+  const auto step = [&](int done) {
+    if (after_step) after_step(done);
+  };
+  const std::string temporary = directory + ".tmp";
+  const std::string old = directory + ".old";
+  recover_directory(directory);
   fs::create_directories(temporary);
   write(temporary);
-  remove_tree(old);
+  step(1);
   struct stat info;
   const bool had_target = ::lstat(directory.c_str(), &info) == 0;
   if (had_target) rename_path(directory, old);
+  step(2);
   rename_path(temporary, directory);
+  step(3);
   if (had_target) remove_tree(old);
+  step(4);
 }
 
 void save_train_state(const std::string& directory, model::CausalDiTImpl& model,
@@ -102,6 +144,7 @@ void save_train_state(const std::string& directory, model::CausalDiTImpl& model,
 
 bool load_train_state(const std::string& directory, model::CausalDiTImpl& model,
                       std::vector<at::Tensor>& ema, AdamW& optimizer, TrainProgress* progress) {
+  recover_directory(directory);
   if (!fs::exists(fs::path(directory) / (std::string(kStatePrefix) + ".safetensors.index.json"))) {
     return false;
   }

@@ -26,7 +26,7 @@ void save_train_state(const std::string& directory, model::CausalDiTImpl& model,
                       const TrainProgress& progress, const std::string& dtype);
 
 // Reads a state written by save_train_state into the model, EMA and optimiser (which must have
-// the same architecture). Returns false when `directory` holds no state; throws wc::Error naming
+// the same architecture), after recover_directory. Returns false when `directory` holds no state; throws wc::Error naming
 // the file and tensor when it is incomplete, of another architecture or not finite.
 bool load_train_state(const std::string& directory, model::CausalDiTImpl& model,
                       std::vector<at::Tensor>& ema, AdamW& optimizer, TrainProgress* progress);
@@ -37,8 +37,17 @@ void export_model(const std::string& directory, const model::CausalDiTImpl& mode
                   const std::vector<at::Tensor>& weights);
 
 // Replaces `directory` by what `write` puts into a fresh temporary folder beside it, so a reader
-// sees the old or the new contents, never a half-written mix.
+// sees the old or the new contents, never a half-written mix, and a process killed at any point
+// leaves what recover_directory makes whole (Note [Interrupted replacement]). `after_step`, when
+// set, is called after each step of the swap (1 written, 2 old set aside, 3 new in place, 4 old
+// removed): tests stop the swap there as a crash would.
 void replace_directory(const std::string& directory,
-                       const std::function<void(const std::string& temporary)>& write);
+                       const std::function<void(const std::string& temporary)>& write,
+                       const std::function<void(int step)>& after_step = {});
+
+// Finishes or undoes a replace_directory that was stopped part-way, so `directory` holds the
+// newest complete contents (or is absent when none was ever complete), and removes what the
+// swap left beside it. Says what it did in the log; returns whether there was anything to do.
+bool recover_directory(const std::string& directory);
 
 }  // namespace wc::train
