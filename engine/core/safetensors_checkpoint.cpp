@@ -8,6 +8,7 @@
 #include <set>
 
 #include "engine/core/atomic_file.h"
+#include "engine/core/bounded_read.h"
 #include "engine/core/error.h"
 #include "engine/core/log.h"
 #include "engine/core/safetensors.h"
@@ -31,18 +32,6 @@ std::string shard_name(const std::string& prefix, size_t index, size_t count) {
   char name[64];
   std::snprintf(name, sizeof(name), "-%05zu-of-%05zu.safetensors", index, count);
   return prefix + name;
-}
-
-std::string read_text_file(const std::string& path, uintmax_t max_bytes) {
-  std::error_code error;
-  const uintmax_t size = fs::file_size(path, error);
-  if (error) throw Error(path, "cannot read: " + error.message());
-  if (size > max_bytes)
-    throw Error(path, "larger than the " + std::to_string(max_bytes) + "-byte limit");
-  std::ifstream in(path, std::ios::binary);
-  std::string text(static_cast<size_t>(size), '\0');
-  if (!in.read(text.data(), static_cast<std::streamsize>(size))) throw Error(path, "cannot read");
-  return text;
 }
 
 // A shard name from an index must stay inside the checkpoint's folder.
@@ -163,7 +152,7 @@ Checkpoint Checkpoint::open(const std::string& path) {
   }
 
   // An index: {"metadata": {...}, "weight_map": {tensor: shard file}}.
-  const std::string text = read_text_file(index_path, kMaxIndexBytes);
+  const std::string text = read_bounded_file(index_path, kMaxIndexBytes, "checkpoint index");
   const Json index = parse_json_strictly(text.data(), text.size(), index_path, "index", 3, "key");
   if (!index.is_object()) throw Error(index_path, "not a JSON object");
   for (const auto& field : index.items()) {

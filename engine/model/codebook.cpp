@@ -1,16 +1,12 @@
 // See codebook.h.
 #include "engine/model/codebook.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstring>
 #include <set>
 #include <sstream>
 
 #include "engine/core/atomic_file.h"
+#include "engine/core/bounded_read.h"
 #include "engine/core/error.h"
 
 namespace wc::model {
@@ -64,35 +60,6 @@ bool parse_colour(const std::string& text, std::array<uint8_t, 3>& colour) {
 }
 
 // Reads a whole regular file of at most kMaxCodebookBytes without blocking on a FIFO or device.
-std::string read_small_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw Error(path, std::string("cannot open codebook: ") + std::strerror(errno));
-  struct stat info {};
-  std::string text;
-  try {
-    if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-      throw Error(path, "a codebook must be a regular file");
-    }
-    if (info.st_size > kMaxCodebookBytes) {
-      throw Error(path, "codebook of " + std::to_string(info.st_size) + " bytes, more than the " +
-                            std::to_string(kMaxCodebookBytes) + " allowed");
-    }
-    text.resize(static_cast<size_t>(info.st_size));
-    size_t done = 0;
-    while (done < text.size()) {
-      const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw Error(path, "codebook changed or unreadable while reading");
-      done += static_cast<size_t>(n);
-    }
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
-  return text;
-}
-
 }  // namespace
 
 std::vector<uint8_t> Codebook::rgb(int index) const {
@@ -200,7 +167,7 @@ std::string codebook_text(const Codebook& book) {
 }
 
 Codebook read_codebook(const std::string& path) {
-  return parse_codebook(read_small_file(path), path);
+  return parse_codebook(read_bounded_file(path, kMaxCodebookBytes, "codebook"), path);
 }
 
 void write_codebook(const std::string& path, const Codebook& book) {

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "engine/attention/registry.h"
+#include "engine/core/bounded_read.h"
 #include "engine/core/error.h"
 #include "engine/core/json_object_reader.h"
 
@@ -505,13 +506,10 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
 }
 
 ModelConfig load_model_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "cannot open config");
-  std::ostringstream text;
-  text << in.rdbuf();
+  const std::string text = read_bounded_file(path, kMaxModelConfigBytes, "model config");
   nlohmann::json json;
   try {
-    json = nlohmann::json::parse(text.str());
+    json = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& error) {
     throw Error(path, std::string("malformed JSON: ") + error.what());
   }

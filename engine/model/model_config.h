@@ -149,6 +149,9 @@ struct TokenConfig {
 // card. They sit under whatever the caller gives (the CLI's --policy-settings, eval's --settings,
 // the plugin's JSON, the panel), so a user can still set any key; absent keys fall back to the
 // policy's own defaults. Validated at load by building each policy for this model's shape.
+// A model config is a few KB; larger is not one (Note [Bounded reads]).
+inline constexpr int64_t kMaxModelConfigBytes = int64_t{4} << 20;
+
 struct ModelConfig {
   std::string name;
   std::string description;

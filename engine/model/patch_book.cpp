@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "engine/core/atomic_file.h"
+#include "engine/core/bounded_read.h"
 #include "engine/core/error.h"
 
 namespace wc::model {
@@ -168,11 +169,7 @@ std::string patch_book_text(const PatchBook& book) {
 }
 
 PatchBook read_patch_book(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "cannot open the patch book");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_patch_book(text.str(), path);
+  return parse_patch_book(read_bounded_file(path, kMaxPatchBookBytes, "patch book"), path);
 }
 
 void write_patch_book(const std::string& path, const PatchBook& book) {

@@ -23,6 +23,7 @@ inline constexpr char kPatchLetters[] =
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-+";
 inline constexpr int kMaxPatchColours = 64;
 inline constexpr int kMaxPatchSide = 32;
+inline constexpr int64_t kMaxPatchBookBytes = int64_t{160} << 20;  // Note [Bounded reads]
 
 // How far Note [Patch snap] (patch_snap.h) may move a patch: the most pixels a snap may change
 // in a world cell and in a screen-fixed one (a cell some patch is bound to), and how many pixels

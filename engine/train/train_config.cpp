@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "engine/core/bounded_read.h"
 #include "engine/core/json_object_reader.h"
 
 namespace wc::train {
@@ -165,11 +166,10 @@ TrainConfig parse_train_config(const nlohmann::json& json, const std::string& fi
 }
 
 TrainConfig load_train_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(path, "cannot open the training config");
+  const std::string text = read_bounded_file(path, kMaxTrainConfigBytes, "training config");
   nlohmann::json json;
   try {
-    json = nlohmann::json::parse(in);
+    json = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& error) {
     throw Error(path, std::string("not valid JSON: ") + error.what());
   }

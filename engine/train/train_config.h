@@ -12,6 +12,9 @@
 
 namespace wc::train {
 
+// A training config is a few KB; larger is not one (Note [Bounded reads]).
+inline constexpr int64_t kMaxTrainConfigBytes = int64_t{4} << 20;
+
 struct TrainConfig {
   std::string file;          // where it was read from, for messages
   std::string model_config;  // path of the model config (relative paths: to this file's folder)

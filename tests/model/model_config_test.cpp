@@ -1,6 +1,8 @@
 // Config loading: the bundled configs parse, and every kind of bad input names file and field.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -80,6 +82,19 @@ TEST(ModelConfig, MalformedJsonNamesFile) {
 TEST(ModelConfig, MissingFileNamesFile) {
   EXPECT_THAT(testing::error_of([] { load_model_config("/nonexistent/cfg.json"); }),
               HasSubstr("/nonexistent/cfg.json"));
+}
+
+// Note [Bounded reads]: a FIFO or a device named as a config is refused, never waited on.
+TEST(ModelConfig, AConfigThatIsNoRegularFileIsRefusedWithoutBlocking) {
+  const auto fifo = std::filesystem::temp_directory_path() /
+                    ("wc_model_config_fifo_" + std::to_string(::getpid()));
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THAT(testing::error_of([&] { load_model_config(fifo.string()); }),
+              HasSubstr(fifo.string() + ": the model config must be a regular file"));
+  std::filesystem::remove(fifo);
+  EXPECT_THAT(testing::error_of([] { load_model_config("/dev/zero"); }),
+              HasSubstr("/dev/zero: the model config must be a regular file"));
 }
 
 TEST(ModelConfig, UnknownKeyIsRejected) {
