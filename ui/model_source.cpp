@@ -8,6 +8,7 @@
 #include "engine/attention/head_type.h"
 #include "engine/attention/registry.h"
 #include "engine/core/error.h"
+#include "engine/core/json_text.h"
 #include "engine/core/safetensors.h"
 #include "engine/model/model_config.h"
 #include "engine/model/palette.h"
@@ -41,13 +42,7 @@ model::ModelConfig resolve_config(const ModelSourceOptions& options, std::string
                 "no config.json beside the weights and no 'config' in the checkpoint metadata "
                 "(pass --config FILE)");
   }
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(it->second);
-  } catch (const nlohmann::json::parse_error& error) {
-    throw Error(options.weights,
-                std::string("metadata field 'config': malformed JSON: ") + error.what());
-  }
+  const nlohmann::json json = parse_json(it->second, options.weights + ": metadata field 'config'");
   *file = options.weights + " (checkpoint metadata)";
   return model::parse_model_config(json, *file);
 }

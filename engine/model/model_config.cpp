@@ -14,6 +14,7 @@
 #include "engine/core/bounded_read.h"
 #include "engine/core/error.h"
 #include "engine/core/json_object_reader.h"
+#include "engine/core/json_text.h"
 
 namespace wc::model {
 namespace {
@@ -507,13 +508,7 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
 
 ModelConfig load_model_config(const std::string& path) {
   const std::string text = read_bounded_file(path, kMaxModelConfigBytes, "model config");
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& error) {
-    throw Error(path, std::string("malformed JSON: ") + error.what());
-  }
-  return parse_model_config(json, path);
+  return parse_model_config(parse_json(text, path), path);
 }
 
 nlohmann::json model_config_to_json(const ModelConfig& config) {

@@ -6,6 +6,7 @@
 
 #include "engine/core/atomic_file.h"
 #include "engine/core/error.h"
+#include "engine/core/json_text.h"
 #include "engine/core/safetensors.h"
 
 namespace wc::rollout {
@@ -106,11 +107,7 @@ SessionState read_session_state(const std::string& path, int num_actions) {
   state.frames_per_block = parse_int(path, "frames_per_block", field("frames_per_block"), 1, 64);
   state.seed_frames = parse_int(path, "seed_frames", field("seed_frames"), 0, 1 << 20);
   state.policy = field("policy");
-  try {
-    state.policy_settings = nlohmann::json::parse(field("policy_settings"));
-  } catch (const nlohmann::json::parse_error& error) {
-    throw Error(path, std::string("field 'policy_settings': malformed JSON: ") + error.what());
-  }
+  state.policy_settings = parse_json(field("policy_settings"), path + ": field 'policy_settings'");
   if (!state.policy_settings.is_object()) {
     throw Error(path, "field 'policy_settings': expected a JSON object");
   }

@@ -7,6 +7,7 @@
 
 #include "engine/core/bounded_read.h"
 #include "engine/core/json_object_reader.h"
+#include "engine/core/json_text.h"
 
 namespace wc::train {
 namespace {
@@ -167,13 +168,7 @@ TrainConfig parse_train_config(const nlohmann::json& json, const std::string& fi
 
 TrainConfig load_train_config(const std::string& path) {
   const std::string text = read_bounded_file(path, kMaxTrainConfigBytes, "training config");
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& error) {
-    throw Error(path, std::string("not valid JSON: ") + error.what());
-  }
-  return parse_train_config(json, path);
+  return parse_train_config(parse_json(text, path), path);
 }
 
 double learning_rate_at(const TrainConfig& config, int64_t step) {

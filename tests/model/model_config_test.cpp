@@ -76,7 +76,7 @@ TEST(ModelConfig, MalformedJsonNamesFile) {
   const std::string path = write_temp("malformed.json", "{\"name\": \"x\",");
   const std::string error = testing::error_of([&] { load_model_config(path); });
   EXPECT_THAT(error, HasSubstr(path));
-  EXPECT_THAT(error, HasSubstr("malformed JSON"));
+  EXPECT_THAT(error, HasSubstr("not valid JSON"));
 }
 
 TEST(ModelConfig, MissingFileNamesFile) {

@@ -11,6 +11,7 @@
 
 #include "engine/core/atomic_file.h"
 #include "engine/core/error.h"
+#include "engine/core/json_text.h"
 #include "engine/model/model_config.h"
 #include "engine/rollout/kernel_trace.h"
 #include "engine/rollout/model_bench.h"
@@ -87,12 +88,7 @@ void run_bench_model(const BenchModelOptions& options) {
       throw Error("bench model", "--settings expects NAME=JSON, got '" + override_text + "'");
     }
     const std::string name = override_text.substr(0, eq);
-    nlohmann::json json;
-    try {
-      json = nlohmann::json::parse(override_text.substr(eq + 1));
-    } catch (const nlohmann::json::parse_error& error) {
-      throw Error("bench model", "--settings " + name + ": malformed JSON: " + error.what());
-    }
+    const nlohmann::json json = parse_json(override_text.substr(eq + 1), "bench model: --settings " + name);
     bool found = false;
     for (auto& policy : bench.policies) {
       if (policy.name == name) policy.settings = json, found = true;

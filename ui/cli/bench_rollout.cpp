@@ -13,6 +13,7 @@
 #include "engine/attention/bench/rollout_bench.h"
 #include "engine/core/atomic_file.h"
 #include "engine/core/error.h"
+#include "engine/core/json_text.h"
 #include "ui/cli/attention_bench_options.h"
 #include "ui/cli/bench.h"
 
@@ -57,11 +58,7 @@ void run_bench_rollout(BenchRolloutArgs args) {
   o.policies = split_commas(args.policies);
   o.cuda_graphs = args.cuda_graphs == "on";
   if (!args.tempcache.empty()) {
-    try {
-      o.tempcache = nlohmann::json::parse(args.tempcache);
-    } catch (const nlohmann::json::exception& error) {
-      throw Error("--tempcache", std::string("not valid JSON: ") + error.what());
-    }
+    o.tempcache = parse_json(args.tempcache, "--tempcache");
     if (!o.tempcache.is_object()) throw Error("--tempcache", "expected a JSON object");
   }
   if (!args.mix.empty()) o.headcast_cast = parse_headcast_mix(args.mix);

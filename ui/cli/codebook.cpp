@@ -11,7 +11,9 @@
 #include <string>
 
 #include "engine/core/atomic_file.h"
+#include "engine/core/bounded_read.h"
 #include "engine/core/error.h"
+#include "engine/core/json_text.h"
 #include "engine/model/codebook.h"
 #include "engine/model/model_config.h"
 #include "engine/train/palette_survey.h"
@@ -35,15 +37,7 @@ struct CodebookCommandOptions {
 };
 
 nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(path, "cannot open the model config");
-  std::ostringstream text;
-  text << in.rdbuf();
-  try {
-    return nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& error) {
-    throw Error(path, std::string("malformed JSON: ") + error.what());
-  }
+  return parse_json(read_bounded_file(path, model::kMaxModelConfigBytes, "model config"), path);
 }
 
 void run_codebook(const CodebookCommandOptions& o) {

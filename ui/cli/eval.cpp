@@ -14,6 +14,7 @@
 
 #include "engine/core/atomic_file.h"
 #include "engine/core/error.h"
+#include "engine/core/json_text.h"
 #include "engine/core/safetensors.h"
 #include "engine/core/timing.h"
 #include "engine/eval/eval_report.h"
@@ -72,13 +73,7 @@ model::ModelConfig resolve_config(const EvalCliOptions& options, bool game) {
                 "--config FILE)");
   }
   const std::string where = checkpoint.path() + ": metadata 'config'";
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(found->second);
-  } catch (const nlohmann::json::parse_error& error) {
-    throw Error(where, std::string("not valid JSON: ") + error.what());
-  }
-  return model::parse_model_config(json, where);
+  return model::parse_model_config(parse_json(found->second, where), where);
 }
 
 at::ScalarType parse_dtype(const std::string& name) {
@@ -145,11 +140,7 @@ void run_eval_command(EvalCliOptions& options) {
       throw Error("eval", "--settings expects NAME=JSON, got '" + text + "'");
     }
     const std::string name = text.substr(0, eq);
-    try {
-      eval.settings[name] = nlohmann::json::parse(text.substr(eq + 1));
-    } catch (const nlohmann::json::parse_error& error) {
-      throw Error("eval", "--settings " + name + ": malformed JSON: " + error.what());
-    }
+    eval.settings[name] = parse_json(text.substr(eq + 1), "eval: --settings " + name);
     if (!eval.settings[name].is_object()) {
       throw Error("eval", "--settings " + name + ": must be a JSON object");
     }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/core/error.h"
+#include "engine/core/json_text.h"
 #include "engine/core/log.h"
 #include "engine/game/action_script.h"
 #include "engine/rollout/game_source.h"
@@ -100,13 +101,9 @@ std::string choose_source(PlayOptions& o) {
 }
 
 nlohmann::json parse_settings(const std::string& text) {
-  try {
-    nlohmann::json json = nlohmann::json::parse(text);
-    if (!json.is_object()) throw Error("--policy-settings", "must be a JSON object");
-    return json;
-  } catch (const nlohmann::json::parse_error& error) {
-    throw Error("--policy-settings", std::string("malformed JSON: ") + error.what());
-  }
+  nlohmann::json json = parse_json(text, "--policy-settings");
+  if (!json.is_object()) throw Error("--policy-settings", "must be a JSON object");
+  return json;
 }
 
 int report_headless(const ui::HeadlessReport& r, const PlayOptions& o) {
