@@ -3,7 +3,6 @@
 
 #include <c10/core/DispatchKeySet.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
-#include <torch/nn/utils/clip_grad.h>
 
 #include <cmath>
 #include <filesystem>
@@ -15,9 +14,7 @@
 #include "engine/core/timing.h"
 #include "engine/model/dit.h"
 #include "engine/model/tokenizer.h"
-#include "engine/model/weights.h"
 #include "engine/train/consistent_target.h"
-#include "engine/train/adamw.h"
 #include "engine/train/clip_stream.h"
 #include "engine/train/token_batch.h"
 #include "engine/train/train_loop.h"
@@ -47,25 +44,9 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
   const std::string model_dir = (out / "model").string();
   fs::create_directories(out);
 
-  model::CausalDiT model(model_config);
-  init_training_weights(*model, config.seed);
-  model->to(options.device);
-  model->train();
-  std::vector<at::Tensor> params = model->parameters();
-  AdamW optimizer(params, config.optimizer);
-  std::vector<at::Tensor> ema;
-  for (const at::Tensor& p : params) ema.push_back(p.detach().clone());
-
-  TrainProgress progress;
-  if (load_train_state(state_dir, *model, ema, optimizer, &progress)) {
-    if (!options.resume) throw Error(state_dir, "a training state exists and resuming is off");
-    log_info("train: resuming from step " + std::to_string(progress.step) + " (" + state_dir + ")");
-  } else if (!options.init_from.empty()) {
-    model::load_weights(model, options.init_from);
-    at::NoGradGuard no_grad;
-    for (size_t i = 0; i < params.size(); ++i) ema[i].copy_(params[i]);
-    log_info("train: starting from the weights in " + options.init_from);
-  }
+  TrainedWeights weights(model_config, config, options.device);
+  weights.start(state_dir, options);
+  TrainProgress& progress = weights.progress;
   TrainReport report;
   report.first_step = progress.step;
   report.model_dir = model_dir;
@@ -95,8 +76,7 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
   double window_wait_ms = 0.0;
   const auto save = [&] {
     progress.seconds = seconds_before + call_time.elapsed_ms() / 1000.0;
-    save_train_state(state_dir, *model, ema, optimizer, progress, config.state_dtype);
-    export_model(model_dir, *model, ema);  // the EMA weights: what a player gets
+    weights.save(state_dir, model_dir, config);
     since_checkpoint.restart();
   };
 
@@ -118,20 +98,10 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
         tokens, clips.actions.to(options.device), clips.positions.to(options.device), config.tokens,
         model_config.tokens.vocab, config.noise.action_dropout, config.noise.dropped_action,
         step_seed(config.seed, step), overlay_cells);
-    const at::Tensor logits = model->forward_masked(batch.input, batch.mask);
+    const at::Tensor logits = weights.model->forward_masked(batch.input, batch.mask);
     const at::Tensor loss = masked_token_loss(logits, batch.targets, batch.weights);
-    for (at::Tensor& p : params) p.mutable_grad() = at::Tensor();
-    loss.backward();
-    precision.end_step();
-    if (config.grad_clip > 0.0) torch::nn::utils::clip_grad_norm_(params, config.grad_clip);
     const double lr = learning_rate_at(config, step);
-    optimizer.step(lr);
-    {
-      at::NoGradGuard no_grad;
-      at::_foreach_mul_(ema, config.ema_decay);
-      at::_foreach_add_(ema, params, 1.0 - config.ema_decay);
-    }
-    progress.step = step;
+    weights.update(loss, step, lr, config, precision);
     loss_sum += loss.detach();
     ++loss_count;
     window_clips += config.batch;
@@ -151,16 +121,7 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
       }
       report.last_loss = r.loss;
       report.clips_per_second = r.clips_per_second;
-      log_file << nlohmann::json{{"step", r.step},
-                                 {"loss", r.loss},
-                                 {"lr", r.learning_rate},
-                                 {"clips_per_second", r.clips_per_second},
-                                 {"seconds", r.seconds},
-                                 {"data_wait_share", r.data_wait_share},
-                                 {"codebook_miss_share", miss_share}}
-                      .dump()
-               << "\n"
-               << std::flush;
+      write_log_line(log_file, r, {{"codebook_miss_share", miss_share}});
       if (options.progress_bar) {
         const double left =
             options.minutes > 0 ? options.minutes - call_time.elapsed_ms() / 60000.0 : -1.0;

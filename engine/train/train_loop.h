@@ -1,4 +1,5 @@
-// Pieces every training loop shares: mixed precision, a step's seed, the progress bar.
+// Pieces every training loop shares: the trained weights with their optimiser, EMA and state,
+// mixed precision, a step's seed, the log line and the progress bar.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -8,8 +9,16 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
+#include <vector>
 
+#include "engine/model/dit.h"
+#include "engine/train/adamw.h"
+#include "engine/train/train_config.h"
+#include "engine/train/train_state.h"
 #include "engine/train/trainer.h"
 
 namespace wc::train {
@@ -49,6 +58,34 @@ class MixedPrecision {
  private:
   bool enabled_ = false;
 };
+
+// The weights a run trains and what goes with them: the model (on the device, training mode),
+// its parameters, AdamW over them, their EMA (what a player gets) and the progress.
+struct TrainedWeights {
+  TrainedWeights(const model::ModelConfig& model_config, const TrainConfig& config,
+                 const at::Device& device);
+  // Resumes the state in `state_dir`; without one, loads options.init_from through `load`
+  // (model::load_weights when unset) and sets the EMA to it; else keeps the fresh weights.
+  // `how` is said after the folder in the log. Throws when a state exists and options.resume is
+  // off.
+  void start(const std::string& state_dir, const TrainOptions& options,
+             const std::function<void()>& load = {}, const std::string& how = "");
+  // One step on `loss`: its gradients, `edit_gradients` (may change them before the clip), the
+  // clip, AdamW at `lr`, the EMA; then progress.step = step.
+  void update(const at::Tensor& loss, int64_t step, double lr, const TrainConfig& config,
+              const MixedPrecision& precision, const std::function<void()>& edit_gradients = {});
+  // The state, and the EMA weights exported as the playable model.
+  void save(const std::string& state_dir, const std::string& model_dir, const TrainConfig& config);
+
+  model::CausalDiT model;
+  std::vector<at::Tensor> params;
+  AdamW optimizer;
+  std::vector<at::Tensor> ema;
+  TrainProgress progress;
+};
+
+// One line of log.jsonl for a report, with `extra` fields.
+void write_log_line(std::ostream& log, const StepReport& r, const nlohmann::json& extra = {});
 
 inline uint64_t step_seed(uint64_t seed, int64_t step) {
   return seed * 0x100000001B3ull + static_cast<uint64_t>(step) * 0x9E3779B97F4A7C15ull + 17;

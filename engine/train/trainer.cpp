@@ -337,34 +337,24 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
   const std::string model_dir = (out / "model").string();
   fs::create_directories(out);
 
-  model::CausalDiT model(model_config);
-  init_training_weights(*model, config.seed);
-  model->to(options.device);
-  model->train();
-  std::vector<at::Tensor> params = model->parameters();
-  AdamW optimizer(params, config.optimizer);
-  std::vector<at::Tensor> ema;
-  for (const at::Tensor& p : params) ema.push_back(p.detach().clone());
-
-  TrainProgress progress;
-  if (load_train_state(state_dir, *model, ema, optimizer, &progress)) {
-    if (!options.resume) throw Error(state_dir, "a training state exists and resuming is off");
-    log_info("train: resuming from step " + std::to_string(progress.step) + " (" + state_dir + ")");
-  } else if (!options.init_from.empty()) {
-    if (options.init_new_head) {
-      load_with_new_head(*model, options.init_from);
-    } else if (options.init_grown_head) {
-      load_with_grown_head(*model, options.init_from);
-    } else {
-      model::load_weights(model, options.init_from);
-    }
-    at::NoGradGuard no_grad;
-    for (size_t i = 0; i < params.size(); ++i) ema[i].copy_(params[i]);
-    log_info("train: starting from the weights in " + options.init_from +
-             (options.init_new_head     ? " (output head zeroed)"
-              : options.init_grown_head ? " (paint choices added to the head)"
-                                        : ""));
-  }
+  TrainedWeights weights(model_config, config, options.device);
+  weights.start(
+      state_dir, options,
+      [&] {
+        if (options.init_new_head) {
+          load_with_new_head(*weights.model, options.init_from);
+        } else if (options.init_grown_head) {
+          load_with_grown_head(*weights.model, options.init_from);
+        } else {
+          model::load_weights(weights.model, options.init_from);
+        }
+      },
+      options.init_new_head     ? " (output head zeroed)"
+      : options.init_grown_head ? " (paint choices added to the head)"
+                                : "");
+  model::CausalDiT& model = weights.model;
+  const std::vector<at::Tensor>& params = weights.params;
+  TrainProgress& progress = weights.progress;
   // Note [New ground likelihood]: the paint rows learn, every other weight stays as loaded.
   std::unique_ptr<FrozenWeights> frozen;
   if (config.learn == TrainConfig::Learn::kNewGround) {
@@ -409,9 +399,7 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
           .to(options.device);
   const auto save = [&] {
     progress.seconds = seconds_before + call_time.elapsed_ms() / 1000.0;
-    save_train_state(state_dir, *model, ema, optimizer, progress, config.state_dtype);
-    // The exported model holds the EMA weights: what a player gets.
-    export_model(model_dir, *model, ema);
+    weights.save(state_dir, model_dir, config);
     since_checkpoint.restart();
   };
 
@@ -462,20 +450,11 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
     } else {
       loss = full_loss(*model, batch, clips, mask, choices, config, clean_noisy, overlay);
     }
-    for (at::Tensor& p : params) p.mutable_grad() = at::Tensor();
-    loss.backward();
-    precision.end_step();
-    if (frozen) frozen->mask_gradients();
-    if (config.grad_clip > 0.0) torch::nn::utils::clip_grad_norm_(params, config.grad_clip);
     const double lr = learning_rate_at(config, step);
-    optimizer.step(lr);
-    {
-      at::NoGradGuard no_grad;
-      at::_foreach_mul_(ema, config.ema_decay);
-      at::_foreach_add_(ema, params, 1.0 - config.ema_decay);
-    }
-    if (frozen) frozen->restore(params, ema);
-    progress.step = step;
+    weights.update(loss, step, lr, config, precision, [&] {
+      if (frozen) frozen->mask_gradients();
+    });
+    if (frozen) frozen->restore(params, weights.ema);
     loss_accumulator += loss.detach();
     ++loss_count;
     window_clips += config.batch;
@@ -495,12 +474,7 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
                     "training diverged: loss is not finite at step " + std::to_string(step));
       report.last_loss = r.loss;
       report.clips_per_second = r.clips_per_second;
-      log_file << nlohmann::json{{"step", r.step},        {"loss", r.loss},
-                                 {"lr", r.learning_rate}, {"clips_per_second", r.clips_per_second},
-                                 {"seconds", r.seconds},  {"data_wait_share", r.data_wait_share}}
-                      .dump()
-               << "\n"
-               << std::flush;
+      write_log_line(log_file, r);
       if (options.progress_bar) {
         const double left =
             options.minutes > 0 ? options.minutes - call_time.elapsed_ms() / 60000.0 : -1.0;

@@ -1,0 +1,89 @@
+// See train_loop.h.
+#include "engine/train/train_loop.h"
+
+#include <ATen/core/grad_mode.h>
+#include <torch/nn/utils/clip_grad.h>
+
+#include "engine/core/error.h"
+#include "engine/core/log.h"
+#include "engine/model/weights.h"
+
+namespace wc::train {
+namespace {
+
+model::CausalDiT training_model(const model::ModelConfig& model_config, const TrainConfig& config,
+                                const at::Device& device) {
+  model::CausalDiT model(model_config);
+  init_training_weights(*model, config.seed);
+  model->to(device);
+  model->train();
+  return model;
+}
+
+std::vector<at::Tensor> copies(const std::vector<at::Tensor>& params) {
+  std::vector<at::Tensor> out;
+  for (const at::Tensor& p : params) out.push_back(p.detach().clone());
+  return out;
+}
+
+}  // namespace
+
+TrainedWeights::TrainedWeights(const model::ModelConfig& model_config, const TrainConfig& config,
+                               const at::Device& device)
+    : model(training_model(model_config, config, device)),
+      params(model->parameters()),
+      optimizer(params, config.optimizer),
+      ema(copies(params)) {}
+
+void TrainedWeights::start(const std::string& state_dir, const TrainOptions& options,
+                           const std::function<void()>& load, const std::string& how) {
+  if (load_train_state(state_dir, *model, ema, optimizer, &progress)) {
+    if (!options.resume) throw Error(state_dir, "a training state exists and resuming is off");
+    log_info("train: resuming from step " + std::to_string(progress.step) + " (" + state_dir + ")");
+  } else if (!options.init_from.empty()) {
+    if (load) {
+      load();
+    } else {
+      model::load_weights(model, options.init_from);
+    }
+    at::NoGradGuard no_grad;
+    for (size_t i = 0; i < params.size(); ++i) ema[i].copy_(params[i]);
+    log_info("train: starting from the weights in " + options.init_from + how);
+  }
+}
+
+void TrainedWeights::update(const at::Tensor& loss, int64_t step, double lr,
+                            const TrainConfig& config, const MixedPrecision& precision,
+                            const std::function<void()>& edit_gradients) {
+  for (at::Tensor& p : params) p.mutable_grad() = at::Tensor();
+  loss.backward();
+  precision.end_step();
+  if (edit_gradients) edit_gradients();
+  if (config.grad_clip > 0.0) torch::nn::utils::clip_grad_norm_(params, config.grad_clip);
+  optimizer.step(lr);
+  {
+    at::NoGradGuard no_grad;
+    at::_foreach_mul_(ema, config.ema_decay);
+    at::_foreach_add_(ema, params, 1.0 - config.ema_decay);
+  }
+  progress.step = step;
+}
+
+void TrainedWeights::save(const std::string& state_dir, const std::string& model_dir,
+                          const TrainConfig& config) {
+  save_train_state(state_dir, *model, ema, optimizer, progress, config.state_dtype);
+  export_model(model_dir, *model, ema);  // the EMA weights: what a player gets
+}
+
+void write_log_line(std::ostream& log, const StepReport& r, const nlohmann::json& extra) {
+  nlohmann::json line{{"step", r.step},
+                      {"loss", r.loss},
+                      {"lr", r.learning_rate},
+                      {"clips_per_second", r.clips_per_second},
+                      {"seconds", r.seconds},
+                      {"data_wait_share", r.data_wait_share}};
+  if (extra.is_object()) line.update(extra);
+  log << line.dump() << "\n" << std::flush;
+}
+
+}  // namespace wc::train
