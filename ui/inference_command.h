@@ -25,6 +25,7 @@ struct InferenceCommand {
     kSetStayBias,           // `value`: the bias toward "as it is" (Note [Stay bias])
     kSetRememberGround,     // `value` 1: remember ground, 0: forget it (Note [Remembered ground])
     kSetTokenPasses,        // `value`: a token model's passes per frame (Note [Masked sampling])
+    kSetTokenSure,          // `value`: a token model's sureness shown in any pass (likewise)
   };
   Kind kind = Kind::kTogglePause;
   uint64_t seed = 0;
@@ -60,6 +61,9 @@ struct InferenceCommand {
   }
   static InferenceCommand set_stay_bias(double bias) {
     return {Kind::kSetStayBias, 0, {}, {}, bias};
+  }
+  static InferenceCommand set_token_sure(double sure) {
+    return {Kind::kSetTokenSure, 0, {}, {}, sure};
   }
   static InferenceCommand set_token_passes(int passes) {
     return {Kind::kSetTokenPasses, 0, {}, {}, static_cast<double>(passes)};

@@ -219,6 +219,15 @@ void InferenceThread::apply_one(const InferenceCommand& command) {
       }
       break;
     }
+    case Kind::kSetTokenSure: {
+      need_policy("token sureness");
+      control_->set_token_sure(command.value);
+      error_.clear();
+      if (recorder_) {
+        recorder_->note_change(source_.frame_index(), "token sure " + std::to_string(command.value));
+      }
+      break;
+    }
     case Kind::kSetTokenPasses: {
       need_policy("token passes");
       control_->set_token_passes(static_cast<int>(command.value));
@@ -315,7 +324,10 @@ void InferenceThread::start_recording(const std::string& dir) {
     if (control_->has_palette()) meta["palette_snap"] = control_->palette_snap();
     if (control_->has_patch_book()) meta["patch_snap"] = control_->patch_snap();
     if (control_->draws_choices()) meta["choice_temperature"] = control_->choice_temperature();
-    if (control_->draws_tokens()) meta["token_passes"] = control_->token_passes();
+    if (control_->draws_tokens()) {
+      meta["token_passes"] = control_->token_passes();
+      meta["token_sure"] = control_->token_sure();
+    }
     if (control_->takes_likeliest_move()) meta["stay_bias"] = control_->stay_bias();
     if (control_->can_remember_ground()) meta["remember_ground"] = control_->remember_ground();
   }

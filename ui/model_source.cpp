@@ -97,6 +97,11 @@ ModelSource make_model_source(const ModelSourceOptions& options) {
     if (!problem.empty()) throw Error("--token-passes", problem);
     config.tokens.passes = options.token_passes;
   }
+  if (options.token_sure != 0.0) {
+    const std::string problem = config.tokens.sure_problem(options.token_sure);
+    if (!problem.empty()) throw Error("--token-sure", problem);
+    config.tokens.sure = options.token_sure;
+  }
   if (options.stay_bias >= 0.0) {
     const std::string problem = config.prediction.stay_bias_problem(options.stay_bias);
     if (!problem.empty()) throw Error("--stay-bias", problem);
@@ -163,6 +168,7 @@ PolicyRunStats SessionControl::run_stats() const {
   run.choice_temperature = session_.choice_temperature();
   run.draws_tokens = session_.draws_tokens();
   run.token_passes = session_.token_passes();
+  run.token_sure = session_.token_sure();
   run.takes_likeliest_move = session_.takes_likeliest_move();
   run.stay_bias = session_.stay_bias();
   run.can_remember_ground = session_.can_remember_ground();
@@ -216,6 +222,12 @@ int SessionControl::token_passes() const {
 }
 void SessionControl::set_token_passes(int passes) {
   session_.set_token_passes(passes);
+}
+double SessionControl::token_sure() const {
+  return session_.token_sure();
+}
+void SessionControl::set_token_sure(double sure) {
+  session_.set_token_sure(sure);
 }
 bool SessionControl::takes_likeliest_move() const {
   return session_.takes_likeliest_move();

@@ -38,6 +38,7 @@ struct ModelSourceOptions {
   double choice_temperature = 0.0;
   // Note [Masked sampling]: a token model's passes per frame; 0 keeps the config's.
   int token_passes = 0;
+  double token_sure = 0.0;  // 0: the model config's
   // Note [Stay bias]: the bias toward "as it is"; negative keeps the config's.
   double stay_bias = -1.0;
   // Note [Remembered ground]: "config", "on" or "off".
@@ -87,6 +88,8 @@ class SessionControl final : public PolicyControl {
   bool draws_tokens() const override;
   int token_passes() const override;
   void set_token_passes(int passes) override;
+  double token_sure() const override;
+  void set_token_sure(double sure) override;
   bool can_remember_ground() const override;
   bool remember_ground() const override;
   void set_remember_ground(bool on) override;

@@ -149,6 +149,15 @@ void draw_choice_temperature(const LiveStats& stats, PanelModel& model) {
           "Unmasking passes per frame: each is one model forward; more passes draw neighbouring "
           "patches knowing each other");
     }
+    float sure = static_cast<float>(stats.run.token_sure);
+    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.6f);
+    if (ImGui::SliderFloat("sure", &sure, 0.5f, 1.0f, "%.2f")) model.set_token_sure(sure);
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetTooltip(
+          "Places the model is at least this sure of are shown in the first pass, and the "
+          "passes go to the rest (the strip that scrolls in, the player): 1 spreads every place "
+          "over the passes (MaskGIT's schedule)");
+    }
     return;
   }
   if (ImGui::SliderFloat("new ground t", &temperature, 0.05f, 2.0f, "%.2f")) {

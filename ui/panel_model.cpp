@@ -236,6 +236,10 @@ void PanelModel::set_choice_temperature(double temperature) {
   commands_.push_back(InferenceCommand::set_choice_temperature(temperature));
 }
 
+void PanelModel::set_token_sure(double sure) {
+  commands_.push_back(InferenceCommand::set_token_sure(sure));
+}
+
 void PanelModel::set_token_passes(int passes) {
   commands_.push_back(InferenceCommand::set_token_passes(passes));
 }

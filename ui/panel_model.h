@@ -75,6 +75,7 @@ class PanelModel {
   void set_choice_temperature(double temperature);
   void set_stay_bias(double bias);
   void set_token_passes(int passes);
+  void set_token_sure(double sure);
   // Starts a recording into a fresh folder under the record base, or stops the running one.
   void toggle_recording(bool recording_now);
 

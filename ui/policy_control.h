@@ -45,10 +45,11 @@ struct PolicyRunStats {
   // temperature it draws them at now (the panel's slider shows only when it draws).
   bool draws_choices = false;
   double choice_temperature = 1.0;
-  // Note [Masked sampling]: whether the model is a token model (its choices are its tokens), and
-  // its unmasking passes per frame now.
+  // Note [Masked sampling]: whether the model is a token model (its choices are its tokens), its
+  // unmasking passes per frame and the sureness shown in any pass, now.
   bool draws_tokens = false;
   int token_passes = 0;
+  double token_sure = 1.0;
   // Note [Stay bias]: whether play takes each pixel's likeliest move, and the bias toward "as it
   // is" it takes it with now (the panel's slider shows only when it takes one).
   bool takes_likeliest_move = false;
@@ -90,11 +91,13 @@ class PolicyControl {
   virtual bool draws_choices() const = 0;
   virtual double choice_temperature() const = 0;
   virtual void set_choice_temperature(double temperature) = 0;
-  // Note [Masked sampling], live, likewise: throws wc::Error for a pixel model or passes out of
-  // range and leaves the game unchanged.
+  // Note [Masked sampling], live, likewise: throws wc::Error for a pixel model or passes or a
+  // sureness out of range and leaves the game unchanged.
   virtual bool draws_tokens() const = 0;
   virtual int token_passes() const = 0;
   virtual void set_token_passes(int passes) = 0;
+  virtual double token_sure() const = 0;
+  virtual void set_token_sure(double sure) = 0;
   // Note [Stay bias], live, likewise: throws wc::Error for a model that takes no likeliest move
   // or a bad bias and leaves the game unchanged.
   virtual bool takes_likeliest_move() const = 0;

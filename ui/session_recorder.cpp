@@ -87,6 +87,9 @@ void SessionRecorder::finish(const std::vector<Action>& actions_since_reset,
     if (meta_.contains("token_passes") && meta_["token_passes"].is_number_integer()) {
       replay += " --token-passes " + meta_["token_passes"].dump();
     }
+    if (meta_.contains("token_sure") && meta_["token_sure"].is_number()) {
+      replay += " --token-sure " + meta_["token_sure"].dump();
+    }
     if (meta_.contains("stay_bias") && meta_["stay_bias"].is_number()) {
       replay += " --stay-bias " + meta_["stay_bias"].dump();
     }

@@ -157,7 +157,7 @@ TokenConfig read_tokens(ObjectReader& parent, const ModelConfig& config) {
         reader.number("temperature", TokenConfig::kMinTemperature, TokenConfig::kMaxTemperature);
   }
   if (reader.has("top_p")) tokens.top_p = reader.number("top_p", 1e-6, 1.0);
-  if (reader.has("sure")) tokens.sure = reader.number("sure", 1e-6, 1.0);
+  if (reader.has("sure")) tokens.sure = reader.number("sure", TokenConfig::kMinSure, 1.0);
   reader.reject_unknown();
   if (config.channels != 3) reader.fail(key, "needs RGB frames (channels 3)");
   if (config.frames_per_block != 1) reader.fail(key, "needs one frame per block");
@@ -316,6 +316,14 @@ std::string TokenConfig::passes_problem(int value) const {
   if (!active()) return "the model draws no tokens (not a token model)";
   if (value < 1 || value > kMaxPasses) {
     return "must be in [1, " + std::to_string(kMaxPasses) + "], got " + std::to_string(value);
+  }
+  return "";
+}
+
+std::string TokenConfig::sure_problem(double value) const {
+  if (!active()) return "the model draws no tokens (not a token model)";
+  if (!(value >= kMinSure && value <= 1.0)) {
+    return "must be in [" + std::to_string(kMinSure) + ", 1], got " + std::to_string(value);
   }
   return "";
 }

@@ -137,11 +137,14 @@ struct TokenConfig {
   std::shared_ptr<const Codebook> codebook;
   bool active() const { return vocab > 0; }
   static constexpr int kMaxPasses = 16;
+  static constexpr double kMinSure = 1e-6;
   static constexpr double kMinTemperature = 1e-3, kMaxTemperature = 100.0;
   // Why `temperature` cannot be this model's token temperature, or "" when it can.
   std::string temperature_problem(double temperature) const;
   // Why `passes` cannot be this model's pass count, or "" when it can.
   std::string passes_problem(int passes) const;
+  // Why `sure` cannot be this model's sureness threshold, or "" when it can.
+  std::string sure_problem(double sure) const;
 };
 
 // Note [Model policy settings]: a model may carry its own settings for named attention policies

@@ -104,6 +104,14 @@ void BlockSampler::set_token_passes(int passes) {
   forget_recording();
 }
 
+void BlockSampler::set_token_sure(double sure) {
+  const std::string problem = tokens_.sure_problem(sure);
+  if (!problem.empty()) throw Error("token sureness", problem);
+  if (sure == tokens_.sure) return;
+  tokens_.sure = sure;
+  forget_recording();
+}
+
 void BlockSampler::set_token_schedule() {
   schedule_.assign(1, 1.0);
   for (int k = 1; k < tokens_.passes; ++k) schedule_.push_back(stay_share(k - 1, tokens_.passes));

@@ -107,8 +107,10 @@ class BlockSampler {
   // Note [Masked sampling], live: a token model's temperature (what choice_temperature() and
   // set_choice_temperature() set for it) and its passes per frame. Throws wc::Error for a pixel
   // model or a value out of range; a change drops the recorded block graph.
-  int token_passes() const { return tokens_.passes; }
+  int token_passes() const { return tokens_.passes; }  // and the sureness threshold, likewise
   void set_token_passes(int passes);
+  double token_sure() const { return tokens_.sure; }
+  void set_token_sure(double sure);
 
   // Drops the recorded block graph after a setting it baked in changed, or when the next
   // reference has another shape (Note [Remembered ground] turned on or off).

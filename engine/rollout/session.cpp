@@ -105,6 +105,7 @@ struct Session::Impl {
   bool patch_snap = false;          // see Session::set_patch_snap; likewise
   double choice_temperature = 1.0;  // see Session::set_choice_temperature; likewise
   int token_passes = 0;             // see Session::set_token_passes; likewise
+  double token_sure = 1.0;          // see Session::set_token_sure; likewise
   double stay_bias = 0.0;           // see Session::set_stay_bias; likewise
   bool remember_ground = false;     // see Session::set_remember_ground
 
@@ -165,7 +166,10 @@ struct Session::Impl {
     if (config.prediction.drawn() || config.tokens.active()) {
       sampler->set_choice_temperature(choice_temperature);
     }
-    if (config.tokens.active()) sampler->set_token_passes(token_passes);
+    if (config.tokens.active()) {
+      sampler->set_token_passes(token_passes);
+      sampler->set_token_sure(token_sure);
+    }
     if (config.prediction.takes_likeliest_move()) sampler->set_stay_bias(stay_bias);
     return sampler;
   }
@@ -362,6 +366,7 @@ std::unique_ptr<Session> Session::create(const model::ModelConfig& config,
   impl->choice_temperature =
       config.tokens.active() ? config.tokens.temperature : config.prediction.choice_temperature;
   impl->token_passes = config.tokens.passes;
+  impl->token_sure = config.tokens.sure;
   impl->stay_bias = config.prediction.stay_bias;
   impl->remember_ground = config.prediction.remember_ground;
   impl->rollout = impl->make_rollout(seed, policy_name, impl->policy_settings);
@@ -531,6 +536,13 @@ int Session::token_passes() const {
 void Session::set_token_passes(int passes) {
   impl_->rollout->sampler->set_token_passes(passes);  // throws first if it cannot
   impl_->token_passes = passes;
+}
+double Session::token_sure() const {
+  return impl_->token_sure;
+}
+void Session::set_token_sure(double sure) {
+  impl_->rollout->sampler->set_token_sure(sure);  // throws first if it cannot
+  impl_->token_sure = sure;
 }
 double Session::choice_temperature() const {
   return impl_->choice_temperature;

@@ -153,12 +153,15 @@ class Session : public FrameSource {
   bool draws_choices() const;
   double choice_temperature() const;
   void set_choice_temperature(double temperature);
-  // Note [Masked sampling], live: whether the model is a token model, and its unmasking passes
-  // per frame (from the next block on; kept like the temperature). Throws wc::Error for a pixel
-  // model or passes outside [1, 16]; the Session is unchanged then.
+  // Note [Masked sampling], live: whether the model is a token model, its unmasking passes per
+  // frame and the sureness at which a place is shown in any pass (from the next block on; kept
+  // like the temperature). Throws wc::Error for a pixel model, passes outside [1, 16] or a
+  // sureness outside (0, 1]; the Session is unchanged then.
   bool draws_tokens() const;
   int token_passes() const;
   void set_token_passes(int passes);
+  double token_sure() const;
+  void set_token_sure(double sure);
   // Note [Stay bias], live, likewise: whether play takes each pixel's likeliest move, and the
   // bias toward "as it is" it takes it with. Throws wc::Error for a model that takes none or a
   // bias outside [0, 100]; the Session is unchanged then.

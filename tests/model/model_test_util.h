@@ -4,13 +4,16 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "engine/attention/attention_policy.h"
 #include "engine/attention/registry.h"
 #include "engine/attention/sdpa.h"
+#include "engine/model/codebook.h"
 #include "engine/model/model_config.h"
 
 namespace wc::testing {
@@ -33,6 +36,27 @@ inline model::ModelConfig tiny_config(int frames_per_block = 1) {
   c.freq_dim = 32;
   c.sampler.steps = 2;
   c.sampler.shift = 3.0;
+  return c;
+}
+
+// A token model of the tiny config (Note [Patch tokens]) over a codebook of 40 random 4x4
+// patches of 4 colours, 3 passes.
+inline model::ModelConfig tiny_token_config() {
+  std::mt19937 random(5);
+  model::Codebook book;
+  book.patch = 4;
+  book.colours = {{0, 0, 0}, {255, 255, 255}, {98, 178, 74}, {46, 102, 204}};
+  while (book.size() < 40) {
+    std::vector<uint8_t> e(16);
+    for (auto& x : e) x = static_cast<uint8_t>(random() % 4);
+    if (std::find(book.entries.begin(), book.entries.end(), e) == book.entries.end()) {
+      book.entries.push_back(e);
+    }
+  }
+  model::ModelConfig c = tiny_config();
+  c.tokens.vocab = book.size();
+  c.tokens.passes = 3;
+  c.tokens.codebook = std::make_shared<const model::Codebook>(book);
   return c;
 }
 

@@ -206,24 +206,6 @@ TEST(MaskedPass, KeepsEveryPlacesDistributionThroughThePasses) {
   }
 }
 
-// A token model of the tiny config over a codebook of random 4x4 patches.
-model::ModelConfig token_config() {
-  std::mt19937 random(5);
-  model::Codebook book;
-  book.patch = 4;
-  book.colours = {{0, 0, 0}, {255, 255, 255}, {98, 178, 74}, {46, 102, 204}};
-  while (book.size() < 40) {
-    std::vector<uint8_t> e(16);
-    for (auto& x : e) x = static_cast<uint8_t>(random() % 4);
-    if (std::find(book.entries.begin(), book.entries.end(), e) == book.entries.end()) book.entries.push_back(e);
-  }
-  model::ModelConfig c = testing::tiny_config();
-  c.tokens.vocab = book.size();
-  c.tokens.passes = 3;
-  c.tokens.codebook = std::make_shared<const model::Codebook>(book);
-  return c;
-}
-
 std::vector<uint8_t> play(Session& s, int frames) {
   std::vector<uint8_t> out;
   for (int i = 0; i < frames; ++i) {
@@ -234,7 +216,7 @@ std::vector<uint8_t> play(Session& s, int frames) {
 }
 
 TEST(TokenSession, DrawsCodebookPatchesAndReplaysFromItsSeed) {
-  const model::ModelConfig c = token_config();
+  const model::ModelConfig c = testing::tiny_token_config();
   auto a = Session::create(c, "", "dense", {{"window", 4}}, 7, at::kCPU);
   auto b = Session::create(c, "", "dense", {{"window", 4}}, 7, at::kCPU);
   EXPECT_TRUE(a->draws_tokens());
@@ -252,15 +234,34 @@ TEST(TokenSession, DrawsCodebookPatchesAndReplaysFromItsSeed) {
   EXPECT_NE(play(*other, 5), frames);
 }
 
-TEST(TokenSession, TemperatureAndPassesChangeLiveOrAreRefused) {
-  model::ModelConfig cold = token_config();
+TEST(TokenSession, TemperaturePassesAndSurenessChangeLiveOrAreRefused) {
+  model::ModelConfig cold = testing::tiny_token_config();
   cold.tokens.temperature = 0.2;
   cold.tokens.passes = 2;
-  auto live = Session::create(token_config(), "", "headcast", {{"window", 4}}, 9, at::kCPU);
+  // Over 40 tokens every place is at least 1/40 sure: sureness 0.02 shows all in the first pass.
+  cold.tokens.sure = 0.02;
+  auto live = Session::create(testing::tiny_token_config(), "", "headcast", {{"window", 4}}, 9, at::kCPU);
   auto chosen = Session::create(cold, "", "headcast", {{"window", 4}}, 9, at::kCPU);
+  EXPECT_EQ(live->token_sure(), 1.0);
   live->set_choice_temperature(0.2);
   live->set_token_passes(2);
+  live->set_token_sure(0.02);
   EXPECT_EQ(play(*live, 4), play(*chosen, 4));
+  // Showing every place at once draws other frames than spreading them over the passes.
+  model::ModelConfig at_once = testing::tiny_token_config();
+  at_once.tokens.sure = 0.02;
+  auto spread = Session::create(testing::tiny_token_config(), "", "dense", {{"window", 4}}, 9, at::kCPU);
+  auto once = Session::create(at_once, "", "dense", {{"window", 4}}, 9, at::kCPU);
+  EXPECT_NE(play(*spread, 4), play(*once, 4));
+  for (double bad : {0.0, 1.5}) {
+    try {
+      live->set_token_sure(bad);
+      ADD_FAILURE() << "sureness " << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("sure"));
+    }
+  }
+  EXPECT_EQ(live->token_sure(), 0.02);
   try {
     live->set_token_passes(0);
     ADD_FAILURE() << "0 passes accepted";
@@ -278,6 +279,7 @@ TEST(TokenSession, TemperatureAndPassesChangeLiveOrAreRefused) {
   auto pixel = Session::create(testing::tiny_config(), "", "dense", {{"window", 4}}, 9, at::kCPU);
   EXPECT_FALSE(pixel->draws_tokens());
   EXPECT_THROW(pixel->set_token_passes(2), Error);
+  EXPECT_THROW(pixel->set_token_sure(0.9), Error);
 }
 
 }  // namespace

@@ -278,6 +278,44 @@ TEST_F(LiveModel, ChoiceTemperatureCommandReachesTheSession) {
   EXPECT_FALSE(plain->run.draws_choices);
 }
 
+// Note [Masked sampling]: the sureness command reaches a token model, the recording starts with
+// its passes and sureness in the replay command and notes the change; a pixel model rejects it
+// and plays on.
+TEST_F(LiveModel, TokenSurenessCommandReachesTheSession) {
+  model::ModelConfig config = wc::testing::tiny_token_config();
+  config.tokens.sure = 0.5;
+  auto session = Session::create(config, "", "dense", {{"window", 3}}, 11, at::kCPU);
+  SessionControl control(*session);
+  HeadlessRenderer renderer(*context_, 16, 16, 16, 16);
+  InferenceThread inference(*session, renderer.sink(), &control, recorded_play_options());
+  const fs::path record = dir_ / "rec";
+  inference.send(InferenceCommand::start_recording(record.string()));
+  inference.start();
+  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return s.frames_produced >= 2; }, kWait));
+  EXPECT_TRUE(inference.stats()->run.draws_tokens);
+  EXPECT_EQ(inference.stats()->run.token_sure, 0.5);
+  inference.send(InferenceCommand::set_token_sure(0.75));
+  ASSERT_TRUE(
+      inference.wait_for([](const LiveStats& s) { return s.run.token_sure == 0.75; }, kWait));
+  inference.send(InferenceCommand::stop_recording());
+  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return !s.recording; }, kWait));
+  const std::shared_ptr<const LiveStats> stats = inference.stats();
+  inference.stop();
+  EXPECT_TRUE(stats->error.empty()) << stats->error;
+  EXPECT_EQ(session->token_sure(), 0.75);
+  std::ifstream record_json(record / "record.json");
+  const nlohmann::json meta = nlohmann::json::parse(record_json);
+  EXPECT_EQ(meta["token_sure"], 0.5);
+  EXPECT_THAT(meta["replay_command"].get<std::string>(), HasSubstr("--token-passes 3"));
+  EXPECT_THAT(meta["replay_command"].get<std::string>(), HasSubstr("--token-sure 0.5"));
+  ASSERT_EQ(meta["changes"].size(), 1u);
+  EXPECT_THAT(meta["changes"][0]["what"].get<std::string>(), HasSubstr("token sure 0.75"));
+
+  const auto plain = rejected_by_a_plain_model(InferenceCommand::set_token_sure(0.5));
+  EXPECT_THAT(plain->error, HasSubstr("the model draws no tokens"));
+  EXPECT_FALSE(plain->run.draws_tokens);
+}
+
 // Note [Stay bias]: the command reaches a model that takes each pixel's likeliest move, the
 // recording starts with its bias in the replay command and notes the change; a model that takes
 // none (the plain velocity) rejects it and plays on.

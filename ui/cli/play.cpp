@@ -35,6 +35,7 @@ struct PlayOptions {
   std::string patch_snap = "config";
   double choice_temperature = 0.0;
   int token_passes = 0;
+  double token_sure = 0.0;
   double stay_bias = -1.0;
   std::string remember_ground = "config";
   std::string device = "auto";
@@ -203,6 +204,7 @@ int play(PlayOptions o) {
     m.patch_snap = o.patch_snap;
     m.choice_temperature = o.choice_temperature;
     m.token_passes = o.token_passes;
+    m.token_sure = o.token_sure;
     m.stay_bias = o.stay_bias;
     m.remember_ground = o.remember_ground;
     model = ui::make_model_source(m);
@@ -312,6 +314,10 @@ const bool kRegistered = register_command("play", [](CLI::App& app) {
   cmd->add_option("--token-passes", o->token_passes,
                   "a token model's unmasking passes per frame (Note [Masked sampling]), in "
                   "[1, 16]; 0: the model config's. The panel's slider changes it live");
+  cmd->add_option("--token-sure", o->token_sure,
+                  "a token model's sureness at which a place is shown in any pass (Note [Masked "
+                  "sampling]), in (0, 1]; 1: MaskGIT's fixed schedule; 0: the model config's. "
+                  "The panel's slider changes it live");
   cmd->add_option("--stay-bias", o->stay_bias,
                   "the bias toward a pixel staying as it is when its likeliest move is taken "
                   "(Note [Stay bias]), in [0, 100]; negative: the model config's. The panel's "
