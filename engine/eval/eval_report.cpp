@@ -115,9 +115,9 @@ Json eval_checks(const Json& report) {
     checks.push_back(within("world non-grass ratio", field(w, "non_grass_ratio"), 0.8, 1.25));
     checks.push_back(at_least("world tile structure", field(w, "structure_share"), 0.95, ""));
     checks.push_back(at_least("world sprite poses", field(w, "sprite_share"), 0.99, ""));
+    checks.push_back(at_least("world own walls held", field(w, "own_blocked_still_share"), 0.80, ""));
     checks.push_back(
-        at_least("world blocked steps still", field(w, "blocked_still_share"), 0.80, ""));
-    checks.push_back(at_least("world walk scrolled", field(w, "walk_scrolled_share"), 0.90, ""));
+        at_least("world own free steps scrolled", field(w, "own_free_scrolled_share"), 0.90, ""));
     checks.push_back(
         at_least("world return-trip tokens", field(w, "return_patch_share"), 0.90, ""));
   }
@@ -252,11 +252,20 @@ std::string format_eval_report(const Json& report) {
         percent(field(r, "sprite_share")).c_str(), percent(field(r, "sprite_pixel_share")).c_str(),
         percent(field(r, "hud_share")).c_str());
     out += format(
-        "                 blocked steps still %s of %s (moving steps scrolled %s); return trip "
-        "of %s steps: %s of the game's kept tokens kept (the game keeps %s)\n",
+        "                 its own walls held %s of %s steps, its free steps scrolled %s of %s "
+        "(%s read at its drawn grid); the game's walls held %s of %s, its moving steps scrolled "
+        "%s\n",
+        percent(field(r, "own_blocked_still_share")).c_str(),
+        num(field(r, "own_blocked_steps"), "%.0f").c_str(),
+        percent(field(r, "own_free_scrolled_share")).c_str(),
+        num(field(r, "own_free_steps"), "%.0f").c_str(),
+        num(field(r, "own_drawn_phase_steps"), "%.0f").c_str(),
         percent(field(r, "blocked_still_share")).c_str(),
         num(field(r, "blocked_steps"), "%.0f").c_str(),
-        percent(field(r, "walk_scrolled_share")).c_str(),
+        percent(field(r, "walk_scrolled_share")).c_str());
+    out += format(
+        "                 return trip of %s steps: %s of the game's kept tokens kept (the game "
+        "keeps %s)\n",
         num(field(r, "return_trip_steps"), "%.0f").c_str(),
         percent(field(r, "return_patch_share")).c_str(),
         percent(field(r, "truth_return_patch_share")).c_str());

@@ -11,6 +11,7 @@
 #include "engine/eval/eval_session.h"
 #include "engine/eval/memory_trip.h"
 #include "engine/eval/overlay_glyphs.h"
+#include "engine/eval/own_walls.h"
 #include "engine/eval/phase_correlation.h"
 #include "engine/eval/reference_run.h"
 #include "engine/eval/terrain_groups.h"
@@ -115,6 +116,28 @@ at::Tensor walk_grid(const std::vector<at::Tensor>& model, const std::vector<at:
   return grid;
 }
 
+// Note [Own walls]: the model's steps read against the ground it showed before each of them.
+struct OwnWallCounts {
+  int64_t blocked = 0, still = 0;  // steps its own walls stop, and of them the ones it held
+  int64_t free = 0, scrolled = 0;  // steps its own ground lets through, and the ones it took
+  int64_t by_drawn_phase = 0;      // steps read at the frame's drawn grid phase
+
+  void add(StepReading reading, game::Action move, const Shift& shift) {
+    by_drawn_phase += reading.by_drawn_phase;
+    if (reading.blocked) {
+      ++blocked;
+      still += view_still(shift);
+    } else {
+      ++free;
+      scrolled += camera_direction(shift) == move;
+    }
+  }
+  void add(const OwnWallCounts& o) {
+    blocked += o.blocked, still += o.still, free += o.free, scrolled += o.scrolled;
+    by_drawn_phase += o.by_drawn_phase;
+  }
+};
+
 struct TripCounts {
   int64_t patches = 0;     // patches compared
   int64_t truth_kept = 0;  // of them, brought back unchanged by the game (the scored ones)
@@ -189,6 +212,7 @@ Json eval_world(const EvalOptions& options) {
   int64_t walk_frames = 0, sprite_poses = 0, hud_readable = 0;
   double sprite_pixels = 0.0;
   int64_t blocked = 0, blocked_still = 0, moving = 0, scrolled = 0;
+  OwnWallCounts own;
   TripCounts trip_total;
   Json per_seed = Json::array(), trip_skipped = Json::array();
 
@@ -206,6 +230,7 @@ Json eval_world(const EvalOptions& options) {
     }
     ContentCounts seed_counts;
     int64_t seed_sprite = 0, seed_hud = 0, seed_blocked = 0, seed_blocked_still = 0;
+    OwnWallCounts seed_own;
     const std::vector<game::Action> actions = eval_actions(options, seed ^ kActionSalt, frames);
     for (int i = 0; i < frames; ++i) {
       const game::Action action = actions[static_cast<size_t>(i)];
@@ -225,6 +250,10 @@ Json eval_world(const EvalOptions& options) {
           ++seed_blocked;
           seed_blocked_still += view_still(shift);
         }
+        const std::vector<TerrainGroup> before =
+            terrain_groups(previous.data_ptr<uint8_t>(), width, height);
+        const GridPhase drawn = best_structure(before, width, height, overlays, survey).phase;
+        seed_own.add(read_step(before, width, height, action, overlays, drawn), action, shift);
       }
       const SpriteMatch sprite = match_player_sprite(pixels, width, height, sprite_rect);
       seed_sprite += sprite.pose;
@@ -268,6 +297,7 @@ Json eval_world(const EvalOptions& options) {
     hud_readable += seed_hud;
     blocked += seed_blocked;
     blocked_still += seed_blocked_still;
+    own.add(seed_own);
 
     TripCounts trip;
     const std::vector<game::Action> path = return_trip(options, *source, seed, patches, trip);
@@ -285,6 +315,9 @@ Json eval_world(const EvalOptions& options) {
          {"hud_share", share(seed_hud, frames)},
          {"blocked_steps", seed_blocked},
          {"blocked_still_share", share(seed_blocked_still, seed_blocked)},
+         {"own_blocked_steps", seed_own.blocked},
+         {"own_blocked_still_share", share(seed_own.still, seed_own.blocked)},
+         {"own_free_scrolled_share", share(seed_own.scrolled, seed_own.free)},
          {"trip_path", path_letters(path)},
          {"return_patch_share", share(trip.kept, trip.truth_kept)}});
   }
@@ -338,6 +371,11 @@ Json eval_world(const EvalOptions& options) {
       {"blocked_still_share", share(blocked_still, blocked)},
       {"moving_steps", moving},
       {"walk_scrolled_share", share(scrolled, moving)},
+      {"own_blocked_steps", own.blocked},
+      {"own_blocked_still_share", share(own.still, own.blocked)},
+      {"own_free_steps", own.free},
+      {"own_free_scrolled_share", share(own.scrolled, own.free)},
+      {"own_drawn_phase_steps", own.by_drawn_phase},
       {"return_trip_steps", options.world_trip_steps},
       {"return_patch_share", share(trip_total.kept, trip_total.truth_kept)},
       {"return_patches", trip_total.truth_kept},

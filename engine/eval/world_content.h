@@ -32,10 +32,15 @@ inline constexpr int kWorldSegmentFrames = 1000;
 // (overlay_glyphs.h). Steps where a key was pressed but the true camera stayed (a wall, water or
 // a tree in the way) are "blocked": "blocked_still_share" is the share of them where the model's
 // view did not scroll either (the responsiveness estimator reads a shift under half a camera
-// step in both axes: the game's own waves read as a pixel's scroll next to much water). A world
-// that never scrolls is still at every blocked step, so "walk_scrolled_share" (the share of the
-// walk's moving steps that scrolled the key's way) is reported beside it and checked, as Note
-// [Still trips] does for the memory trip.
+// step in both axes: the game's own waves read as a pixel's scroll next to much water), and
+// "walk_scrolled_share" the share of the game's moving steps that scrolled the key's way. Both
+// judge the model by the game's walls, which it stops showing a few steps off the seeded view.
+// The checked pair judges it by its own (Note [Own walls]): of the steps the ground it showed
+// before them stops, "own_blocked_still_share" held still; of those it lets through,
+// "own_free_scrolled_share" scrolled the key's way ("own_drawn_phase_steps": those read at the
+// grid the frame is drawn at, the phases disagreeing). A world that never scrolls holds at every
+// wall and fails the free steps; an empty field has no walls to hold ("own_blocked_still_share"
+// null).
 //
 // Return trip in tokens: after one idle block, options.world_trip_steps moves out along a free
 // way that never crosses itself (free_trip_path: straight on where it can, turning where walls,

@@ -138,6 +138,7 @@ TEST_F(EvalCli, WritesAReportWithEveryField) {
   EXPECT_EQ(world["return_trip_steps"].get<int>(), 2);
   for (const char* key : {"terrain_tv", "non_grass_ratio", "structure_share", "sprite_share",
                           "hud_share", "blocked_still_share", "walk_scrolled_share",
+                          "own_blocked_still_share", "own_free_scrolled_share",
                           "return_patch_share", "segments", "per_seed", "survey"}) {
     EXPECT_TRUE(world.contains(key)) << key;
   }

@@ -74,6 +74,12 @@ TEST(WorldContent, TheGameItselfScoresTheCeiling) {
   EXPECT_GT(w["blocked_steps"].get<int>(), 10);
   EXPECT_EQ(w["blocked_still_share"].get<double>(), 1.0);
   EXPECT_EQ(w["walk_scrolled_share"].get<double>(), 1.0);
+  // Its own walls are the game's: every step is held or taken as its frame before says.
+  EXPECT_GT(w["own_blocked_steps"].get<int>(), 10);
+  EXPECT_EQ(w["own_blocked_still_share"].get<double>(), 1.0);
+  EXPECT_GT(w["own_free_steps"].get<int>(), 800);
+  EXPECT_EQ(w["own_free_scrolled_share"].get<double>(), 1.0);
+  EXPECT_GT(w["own_drawn_phase_steps"].get<int>(), 0);
   EXPECT_EQ(w["return_trip_steps"].get<int>(), 16);
   EXPECT_GT(w["return_patches"].get<int>(), 1000);
   EXPECT_EQ(w["return_patch_share"].get<double>(), 1.0);
@@ -180,10 +186,14 @@ TEST(WorldContent, AnEmptyGrassFieldScoresBadly) {
     EXPECT_GT(segment["terrain_tv"].get<double>(), 0.10);
     EXPECT_TRUE(segment["structure_share"].is_null());
   }
-  // Blocked steps alone are fooled by a world that never scrolls; the walk check is not.
+  // Blocked steps alone are fooled by a world that never scrolls; the walk check is not. A field
+  // has no walls of its own to hold.
   EXPECT_EQ(w["blocked_still_share"].get<double>(), 1.0);
+  EXPECT_EQ(w["own_blocked_steps"].get<int>(), 0);
+  EXPECT_TRUE(w["own_blocked_still_share"].is_null());
+  EXPECT_EQ(w["own_free_scrolled_share"].get<double>(), 0.0);
   for (const char* name : {"world terrain TV", "world non-grass ratio", "world tile structure",
-                           "world walk scrolled"}) {
+                           "world own walls held", "world own free steps scrolled"}) {
     EXPECT_FALSE(check_named(report, name)["pass"].get<bool>()) << name;
   }
   // Its sprite and HUD are the game's.

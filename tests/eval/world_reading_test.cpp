@@ -1,12 +1,14 @@
 // How the world metric reads a frame, on the real game's frames: every palette colour's terrain
-// group, the tile blocks at the game's grid phase and half a tile off, the sprite's poses and the
-// HUD's digits, and frames broken on purpose.
+// group, the tile blocks at the game's grid phase and half a tile off, the game's collision rule
+// read off its own pixels, the sprite's poses and the HUD's digits, and frames broken on purpose.
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "engine/eval/overlay_glyphs.h"
+#include "engine/eval/own_walls.h"
 #include "engine/eval/player_actions.h"
 #include "engine/eval/terrain_groups.h"
 #include "engine/eval/tile_structure.h"
@@ -202,6 +204,81 @@ TEST(TileStructure, AFrameShiftedHalfATileFails) {
   EXPECT_GT(shifted.scored, 100);
   EXPECT_LT(shifted.share(), 0.10);
   EXPECT_EQ(unshifted.share(), 1.0);
+}
+
+// Note [Own walls] on the game's own frames: read at the game's grid phase, the frame before a
+// step says whether the game takes it, every time; read as the metric reads a model's frame (all
+// four phases, the drawn phase where they disagree), too.
+TEST(OwnWalls, TheGamesFramesSayWhetherItsStepsAreTaken) {
+  const std::vector<game::PixelRect> overlays = game::screen_overlays(kSide, kSide);
+  int steps = 0, blocked = 0, by_drawn_phase = 0;
+  for (uint64_t seed = 1000000; seed < 1000012; ++seed) {
+    game::Game game = make_game(seed);
+    for (game::Action action : player_actions(seed ^ 0x3C, 300)) {
+      if (action == game::Action::kNone) {
+        game.step(action);
+        continue;
+      }
+      const std::vector<G> groups = terrain_groups(game.frame().data(), kSide, kSide);
+      const GridPhase phase = game_grid_phase(game);
+      const int x = game.player_x(), y = game.player_y();
+      game.step(action);
+      const bool stopped = game.player_x() == x && game.player_y() == y;
+      ++steps;
+      blocked += stopped;
+      ASSERT_EQ(step_blocked_at(groups, kSide, kSide, phase, action, overlays), stopped)
+          << "seed " << seed << ", step " << steps << ", " << game::action_name(action);
+      const GridPhase drawn = best_structure(groups, kSide, kSide, overlays, survey()).phase;
+      const StepReading reading = read_step(groups, kSide, kSide, action, overlays, drawn);
+      by_drawn_phase += reading.by_drawn_phase;
+      ASSERT_EQ(reading.blocked, stopped) << "seed " << seed << ", step " << steps;
+    }
+  }
+  EXPECT_GT(blocked, 50);
+  EXPECT_GT(by_drawn_phase, 100);  // the phases often disagree next to walls
+}
+
+// A drawn lake stops the player whatever grid it is drawn on, one out of reach does not, and one
+// half a tile off reads as the frame's grid says.
+TEST(OwnWalls, ALakeInTheWayBlocksAtEveryPhaseAndOneFarOffDoesNot) {
+  const std::vector<game::PixelRect> overlays = game::screen_overlays(kSide, kSide);
+  std::vector<G> groups(static_cast<size_t>(kSide) * kSide, G::kGrass);
+  const auto paint = [&](int x0, int y0, int side, G group) {
+    for (int y = y0; y < y0 + side; ++y) {
+      for (int x = x0; x < x0 + side; ++x) groups[static_cast<size_t>(y) * kSide + x] = group;
+    }
+  };
+  const auto read = [&](game::Action move, GridPhase drawn) {
+    return read_step(groups, kSide, kSide, move, overlays, drawn);
+  };
+  const GridPhase at0{0, 0}, at8{kStructurePatch, 0};
+  for (game::Action move : {game::Action::kUp, game::Action::kDown, game::Action::kLeft,
+                            game::Action::kRight}) {
+    EXPECT_FALSE(read(move, at0).blocked);
+    EXPECT_FALSE(read(move, at0).by_drawn_phase);
+  }
+  // Water from 8 pixels right of the sprite on: a tile away on the grid at x = 0, next to the
+  // player on the grid at x = 8.
+  paint(80, 48, 32, G::kWater);
+  EXPECT_FALSE(read(game::Action::kRight, at0).blocked);
+  EXPECT_TRUE(read(game::Action::kRight, at0).by_drawn_phase);
+  EXPECT_TRUE(read(game::Action::kRight, at8).blocked);
+  EXPECT_FALSE(read(game::Action::kLeft, at8).blocked);
+  // Right against the sprite: blocked at every phase.
+  paint(72, 48, 32, G::kWater);
+  EXPECT_TRUE(read(game::Action::kRight, at0).blocked);
+  EXPECT_FALSE(read(game::Action::kRight, at0).by_drawn_phase);
+  // A wall far above the player stops nothing; one in the step's way does.
+  paint(0, 0, kSide, G::kGrass);
+  paint(56, 0, 16, G::kWall);
+  EXPECT_FALSE(read(game::Action::kUp, at8).blocked);
+  EXPECT_FALSE(read(game::Action::kUp, at8).by_drawn_phase);
+  paint(56, 40, 16, G::kWall);
+  EXPECT_TRUE(read(game::Action::kUp, at0).blocked);
+  EXPECT_FALSE(read(game::Action::kUp, at0).by_drawn_phase);
+  EXPECT_THROW(read(game::Action::kNone, at0), std::invalid_argument);
+  EXPECT_THROW(read_step(std::vector<G>(10), kSide, kSide, game::Action::kUp, overlays, at0),
+               std::invalid_argument);
 }
 
 TEST(OverlayGlyphs, TheGamesSpriteIsAPoseAndAPaintedOneIsNot) {
