@@ -1,5 +1,6 @@
 // `worldcast play --headless`: N frames from a FrameSource through the offscreen renderer into
-// PNG files plus run.json (settings and per-frame times). No window system is touched.
+// PNG files, frames.jsonl (one record per frame, written as the run goes: Note [Headless
+// records]) and run.json (settings and the summary). No window system is touched.
 #pragma once
 
 #include <cstdint>
@@ -48,9 +49,14 @@ struct HeadlessReport {
   std::string device_name;
 };
 
-// Resets `source` to options.seed, then for each frame i steps it with actions[i], renders it
-// and writes DIR/frame_NNNNN.png (see png_every); finally writes DIR/run.json and
-// DIR/summary.json. Creates DIR if needed.
+// The largest headless output side in pixels (a scale that would pass it is refused up front).
+inline constexpr int64_t kMaxHeadlessSide = 16384;
+
+// Resets `source` to options.seed, then for each frame i steps it with actions[i], renders it,
+// writes DIR/frame_NNNNN.png (see png_every) and appends its record to DIR/frames.jsonl; finally
+// writes DIR/run.json and DIR/summary.json. Creates DIR if needed, once the renderer is made.
+// Throws wc::Error before writing anything when DIR already holds a run (run.json,
+// summary.json, frames.jsonl or frame_*.png) or the output would pass kMaxHeadlessSide.
 HeadlessReport run_headless(const HeadlessOptions& options, FrameSource& source);
 
 }  // namespace wc::ui

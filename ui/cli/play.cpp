@@ -1,6 +1,6 @@
-// `worldcast play`: the windowed player, or with --headless N frames to PNG + run.json, from the
-// world model (--source model) or the reference game (--source game). Thin: parses options and
-// calls ui/model_source.h, ui/window_player.h or ui/headless_runner.h.
+// `worldcast play`: the windowed player, or with --headless N frames to PNG, frames.jsonl and
+// run.json, from the world model (--source model) or the reference game (--source game). Thin:
+// parses options and calls ui/model_source.h, ui/window_player.h or ui/headless_runner.h.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -338,7 +338,7 @@ const bool kRegistered = register_command("play", [](CLI::App& app) {
                   "CUDA, falling back to cpu with the reason logged)");
   cmd->add_flag("--headless", o->headless, "Render offscreen to PNG files; no window or display");
   cmd->add_option("--frames", o->frames, "Headless: frames to render")->capture_default_str();
-  cmd->add_option("--out", o->out_dir, "Headless: output folder for PNGs and run.json");
+  cmd->add_option("--out", o->out_dir, "Headless: output folder (new or without a run) for PNGs, frames.jsonl and run.json");
   cmd->add_option("--png-every", o->png_every,
                   "Headless: write every N-th frame as PNG (frame 0 always; 0: none)")
       ->capture_default_str()
