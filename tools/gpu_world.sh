@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The world metric (Note [World content]) of a token model under several play settings on the GPU
+# machine, 8 held-out seeds each, in one device command: builds worldcast when it is not built,
+# then one `worldcast eval --metrics world` per line of RUNS ("LABEL FLAGS...", flags as eval takes
+# them), each JSON and log in $OUT/res (packed into $OUT/world.tar) and one summary line printed.
+# Usage (device tool, carry .gpu-deps and, for other weights, their folder):
+#   RUNS=$'dense_w7 --window 7\nheadcast_w32 --policy headcast --window 32' \
+#   [WEIGHTS=DIR] [SEEDS=8] bash tools/gpu_world.sh
+set -u
+source tools/device_env.sh
+START=$SECONDS
+R="$OUT/res"
+mkdir -p "$R"
+if [ ! -x build/gpu/ui/cli/worldcast ]; then
+  [ -f build/gpu/CMakeCache.txt ] || cmake --preset gpu > "$R/configure.log" 2>&1
+  cmake --build --preset gpu -j 16 --target worldcast > "$R/build.log" 2>&1 ||
+    { tail -40 "$R/build.log"; exit 1; }
+fi
+echo "built at $((SECONDS - START)) s"
+W=build/gpu/ui/cli/worldcast
+while read -r label flags; do
+  [ -z "$label" ] && continue
+  # shellcheck disable=SC2086  # the flags are words
+  $W eval --device cuda --weights "${WEIGHTS:-assets/models/game-tokens}" --seeds "${SEEDS:-8}" \
+    --metrics world --quiet $flags --json "$R/$label.json" > "$R/$label.log" 2>&1 ||
+    { echo "$label failed:"; tail -5 "$R/$label.log"; continue; }
+  python3 tools/eval_summary.py "$R/$label.json" "$label"
+  echo "  at $((SECONDS - START)) s"
+done <<< "${RUNS:-dense_w7 --window 7}"
+tar -cf "$OUT/world.tar" -C "$R" .
