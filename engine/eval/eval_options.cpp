@@ -74,6 +74,9 @@ void validate(const EvalOptions& options) {
           "must be a positive multiple of the block size (" +
               std::to_string(options.config.frames_per_block) +
               "): the metrics compare against the game the model is seeded from");
+  require(options.seed_frames <= kMaxSeedFrames, "--seed-frames",
+          "must be at most " + std::to_string(kMaxSeedFrames) + ", got " +
+              std::to_string(options.seed_frames));
   require(options.window >= -1, "--window", "must be -1 (default), 0 (unbounded) or frames");
   require(options.responsiveness_frames >= 1, "--responsiveness-frames", "must be at least 1");
   require(options.idle_frames >= 1, "--idle-frames", "must be at least 1");

@@ -34,6 +34,10 @@ std::vector<Metric> all_metrics();
 // "all" or a comma list of the names above; throws wc::Error naming an unknown one.
 std::vector<Metric> parse_metrics(const std::string& list);
 
+// The most real frames a model is seeded with: far more than any window holds, and few enough
+// that seeding never dominates a run.
+inline constexpr int kMaxSeedFrames = 1024;
+
 struct EvalOptions {
   model::ModelConfig config;
   std::string weights;        // a checkpoint (folder or file); "" = random weights
@@ -43,7 +47,8 @@ struct EvalOptions {
   bool cuda_graphs = true;              // SessionOptions::cuda_graphs
 
   std::vector<uint64_t> seeds;   // held-out world seeds (the Session seed is the world seed)
-  int seed_frames = 1;           // real game frames the Session is seeded with (>= 1)
+  int seed_frames = 1;           // real game frames the Session is seeded with, in
+                                 // [1, kMaxSeedFrames]
   std::string policy = "dense";  // policy of the responsiveness, idle, memory, stability runs
   // Policies compared with dense (fidelity) and timed next to it (speed).
   std::vector<std::string> policies{"headcast", "dummy", "tempcache", "combined"};

@@ -233,6 +233,13 @@ TEST(RunEval, RejectsBadOptionsBeforeRunning) {
   options = game_options();
   options.seed_frames = 0;
   EXPECT_THROW(run_eval(options), Error);
+  options.seed_frames = kMaxSeedFrames + 1;
+  try {
+    run_eval(options);
+    FAIL() << "a seeding of " << options.seed_frames << " frames was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("--seed-frames"), std::string::npos) << error.what();
+  }
   // Unknown policy settings fail up front, naming the key.
   EvalOptions model;
   model.config = testing::eval_tiny_config(32);

@@ -1,5 +1,12 @@
-// The subcommand registry behind command.h.
+// The subcommand registry and the numeric option checks behind command.h.
 #include "ui/cli/command.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <string>
 
 namespace wc::cli {
 namespace {
@@ -10,7 +17,53 @@ std::vector<std::pair<std::string, CommandInstaller>>& commands() {
 }
 int g_exit_code = 0;
 
+// CLI11 names an option's type UINT, FLOAT, INT, TEXT ...; a list's is the element's.
+bool type_is(const CLI::Option& option, const char* name) {
+  return option.get_type_name() == name;
+}
+
+const CLI::Validator& unsigned_digits() {
+  static const CLI::Validator validator(
+      [](std::string& value) -> std::string {
+        if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos) {
+          return "must be a whole number of 0 or more, got '" + value + "'";
+        }
+        const std::string max = "18446744073709551615";
+        const std::string digits = value.substr(std::min(value.find_first_not_of('0'), value.size() - 1));
+        if (digits.size() > max.size() || (digits.size() == max.size() && digits > max)) {
+          return "must be at most " + max + ", got '" + value + "'";
+        }
+        return {};
+      },
+      "", "unsigned digits");
+  return validator;
+}
+
+const CLI::Validator& finite_number() {
+  static const CLI::Validator validator(
+      [](std::string& value) -> std::string {
+        char* end = nullptr;
+        const double number = std::strtod(value.c_str(), &end);
+        if (end != value.c_str() && *end == '\0' && !std::isfinite(number)) {
+          return "must be a finite number, got '" + value + "'";
+        }
+        return {};  // a finite number, or not a number at all (CLI11's conversion reports it)
+      },
+      "", "finite number");
+  return validator;
+}
+
 }  // namespace
+
+void check_numeric_options(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    if (type_is(*option, "UINT")) option->check(unsigned_digits());
+    if (type_is(*option, "FLOAT")) option->check(finite_number());
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    check_numeric_options(*sub);
+  }
+}
 
 bool register_command(std::string name, CommandInstaller install) {
   commands().emplace_back(std::move(name), std::move(install));

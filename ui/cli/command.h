@@ -20,6 +20,12 @@ using CommandInstaller = std::function<void(CLI::App& app)>;
 bool register_command(std::string name, CommandInstaller install);
 const std::vector<std::pair<std::string, CommandInstaller>>& registered_commands();
 
+// Note [Numeric options]: CLI11 reads "-1" into an unsigned option as 2^64 - 1 and "nan" or
+// "inf" into a floating one as such, and both then pass every range an option checks. Every
+// option of `app` and its subcommands whose type is UINT (or a list of them) takes digits only,
+// and every FLOAT one a finite number; CLI11 reports a value that fails with the option's name.
+void check_numeric_options(CLI::App& app);
+
 // Exit code a subcommand's callback stores for main (0 when it never sets one).
 void set_exit_code(int code);
 int exit_code();

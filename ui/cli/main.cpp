@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   std::sort(commands.begin(), commands.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& [name, install] : commands) install(app);
+  wc::cli::check_numeric_options(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

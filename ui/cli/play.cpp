@@ -109,7 +109,7 @@ nlohmann::json parse_settings(const std::string& text) {
 
 int report_headless(const ui::HeadlessReport& r, const PlayOptions& o) {
   std::printf(
-      "wrote %d frames (%dx%d) and run.json to %s on %s: render p50 %.3f ms, p99 %.3f ms; "
+      "wrote %d frames (%dx%d), frames.jsonl and run.json to %s on %s: render p50 %.3f ms, p99 %.3f ms; "
       "per frame incl. PNG p50 %.3f ms\n",
       r.frames, r.target_width, r.target_height, o.out_dir.c_str(), r.device_name.c_str(),
       r.render_ms_p50, r.render_ms_p99, r.total_ms_p50);
@@ -353,7 +353,9 @@ const bool kRegistered = register_command("play", [](CLI::App& app) {
   cmd->add_option("--width", o->width, "Game frame width")->capture_default_str();
   cmd->add_option("--height", o->height, "Game frame height")->capture_default_str();
   cmd->add_option("--scale", o->scale,
-                  "Upscale factor (headless output size; initial window size)");
+                  "Upscale factor (headless output size; initial window size); 0: 1 headless, "
+                  "5 windowed")
+      ->check(CLI::Range(0, 1024));
   cmd->add_option("--filter", o->filter, "nearest or bilinear")->capture_default_str();
   cmd->add_flag("--fit", o->fit, "Fit the window instead of whole-number upscaling");
   cmd->add_flag("--validate", o->validate, "Enable Vulkan validation; any error fails the run");
