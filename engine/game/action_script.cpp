@@ -1,6 +1,7 @@
 // Parsing and writing the action-script text format documented in action_script.h.
 #include "engine/game/action_script.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -59,6 +60,29 @@ void check_bytes(std::string_view line, const std::string& source, size_t line_n
   }
 }
 
+// A token as an error message shows it: quoted, control characters written as \xNN (a script's
+// escape sequences never reach the terminal raw), at most kShownTokenBytes bytes of it.
+constexpr size_t kShownTokenBytes = 40;
+
+std::string quoted(std::string_view token) {
+  std::string out = "'";
+  const size_t shown = std::min(token.size(), kShownTokenBytes);
+  for (size_t i = 0; i < shown; ++i) {
+    const auto c = static_cast<unsigned char>(token[i]);
+    if (c < 0x20 || c == 0x7F) {
+      static const char kHex[] = "0123456789ABCDEF";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  out += "'";
+  if (shown < token.size()) out += " (" + std::to_string(token.size()) + " bytes)";
+  return out;
+}
+
 bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
@@ -76,21 +100,21 @@ std::vector<std::string_view> split_tokens(std::string_view text) {
 }
 
 int64_t parse_count(std::string_view token, const std::string& source, size_t line_number) {
-  const std::string quoted = "'" + std::string(token) + "'";
+  const std::string shown = quoted(token);
   int64_t value = 0;
   for (const char c : token) {
     if (c < '0' || c > '9') {
       fail(source, line_number,
-           "bad repeat count " + quoted + " (expected a whole number 1.." +
+           "bad repeat count " + shown + " (expected a whole number 1.." +
                std::to_string(kMaxRepeat) + ")");
     }
     // Saturate instead of overflowing: anything past the limit is rejected the same way.
     if (value <= kMaxRepeat) value = value * 10 + (c - '0');
   }
-  if (value == 0) fail(source, line_number, "repeat count must be at least 1, got " + quoted);
+  if (value == 0) fail(source, line_number, "repeat count must be at least 1, got " + shown);
   if (value > kMaxRepeat) {
     fail(source, line_number,
-         "repeat count " + quoted + " is larger than " + std::to_string(kMaxRepeat));
+         "repeat count " + shown + " is larger than " + std::to_string(kMaxRepeat));
   }
   return value;
 }
@@ -115,13 +139,13 @@ std::vector<Action> parse_action_script(const std::string& text, const std::stri
     if (tokens.empty()) continue;
     if (tokens.size() > 2) {
       fail(source_name, line_number,
-           "unexpected '" + std::string(tokens[2]) + "' (expected: ACTION [COUNT])");
+           "unexpected " + quoted(tokens[2]) + " (expected: ACTION [COUNT])");
     }
     const std::optional<Action> action = parse_action(tokens[0]);
     if (!action) {
       fail(
           source_name, line_number,
-          "unknown action '" + std::string(tokens[0]) + "' (expected none, up, down, left, right)");
+          "unknown action " + quoted(tokens[0]) + " (expected none, up, down, left, right)");
     }
     const int64_t count = tokens.size() == 2 ? parse_count(tokens[1], source_name, line_number) : 1;
     if (static_cast<int64_t>(actions.size()) + count > kMaxScriptActions) {

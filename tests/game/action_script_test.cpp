@@ -87,6 +87,21 @@ TEST(ActionScript, RejectsBadBytesWithTheLine) {
   expect_error("# \xF4\x90\x80\x80\n", 1, "UTF-8");  // above U+10FFFF
 }
 
+// A token is shown with its control characters escaped and a long one cut short, so a hostile
+// script cannot write terminal escape sequences or megabytes into the message.
+TEST(ActionScript, ErrorsShowTokensWithoutControlCharacters) {
+  const std::string message = error_of("\x1B[2J\x1B]0;pwned\x07\n");
+  EXPECT_NE(message.find("unknown action '\\x1B[2J\\x1B]0;pwned\\x07'"), std::string::npos)
+      << message;
+  for (const char c : message) {
+    EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7F) << int(c) << " in " << message;
+  }
+  expect_error("up \x7F\n", 1, "bad repeat count '\\x7F'");
+  const std::string longer = error_of("right " + std::string(100000, '9') + "x\n");
+  EXPECT_LT(longer.size(), 200u) << longer;
+  EXPECT_NE(longer.find("(100001 bytes)"), std::string::npos) << longer;
+}
+
 TEST(ActionScript, RejectsScriptsThatWouldNotFitInMemory) {
   std::string text;
   for (int i = 0; i < 11; ++i) text += "up 1000000\n";
