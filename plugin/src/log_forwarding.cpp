@@ -3,8 +3,13 @@
 // Note [Log routing]: wc::log has one sink per process, but each runtime has its own callback.
 // The library starts no threads, so every message is logged on the thread of some wc_* call;
 // that call sets a thread-local target for its duration. Messages outside any call (none today)
-// go to the most recently registered runtime, or stderr when none is left.
+// go to the most recently registered runtime, or stderr when none is left. LibTorch's warnings
+// raised during a call (TORCH_WARN, which would print to stderr) go to that call's runtime as
+// warnings: a host that set its callback's level to none hears nothing from the library.
 #include "plugin/src/log_forwarding.h"
+
+#include <c10/util/Exception.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -61,6 +66,34 @@ void forward(LogLevel level, const std::string& message) {
   deliver(fallback, level, message);
 }
 
+// LibTorch's warnings into wc::log (and so to the runtime whose call is running). LibTorch keeps
+// its warning handler per thread, so each call's ScopedLogTarget installs this one for its
+// duration and puts the thread's own back after.
+class WarningForwarder final : public c10::WarningHandler {
+ public:
+#if TORCH_VERSION_MAJOR >= 2
+  void process(const c10::Warning& warning) override {
+    log_warning("LibTorch: ", warning.msg());
+  }
+#else
+  void process(const c10::SourceLocation& /*where*/, const std::string& message,
+               bool /*verbatim*/) override {
+    log_warning("LibTorch: ", message);
+  }
+#endif
+};
+
+c10::WarningHandler* forwarder() {
+  static auto* handler = new WarningForwarder;  // never destroyed, like the sink
+  return handler;
+}
+
+#if TORCH_VERSION_MAJOR >= 2
+namespace torch_warnings = c10::WarningUtils;
+#else
+namespace torch_warnings = c10::Warning;
+#endif
+
 }  // namespace
 
 void register_log_target(const LogTarget* target) {
@@ -81,11 +114,14 @@ void unregister_log_target(const LogTarget* target) {
   list.erase(std::remove(list.begin(), list.end(), target), list.end());
 }
 
-ScopedLogTarget::ScopedLogTarget(const LogTarget* target) : previous_(t_current) {
+ScopedLogTarget::ScopedLogTarget(const LogTarget* target)
+    : previous_(t_current), previous_warnings_(torch_warnings::get_warning_handler()) {
   t_current = target;
+  torch_warnings::set_warning_handler(forwarder());
 }
 ScopedLogTarget::~ScopedLogTarget() {
   t_current = previous_;
+  torch_warnings::set_warning_handler(previous_warnings_);
 }
 
 }  // namespace wc::plugin

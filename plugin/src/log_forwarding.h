@@ -6,6 +6,10 @@
 
 #include "worldcast/worldcast.h"
 
+namespace c10 {
+class WarningHandler;
+}
+
 namespace wc::plugin {
 
 struct LogTarget {
@@ -19,7 +23,8 @@ struct LogTarget {
 void register_log_target(const LogTarget* target);
 void unregister_log_target(const LogTarget* target);
 
-// Makes `target` this thread's destination for the scope of one wc_* call.
+// Makes `target` this thread's destination for the scope of one wc_* call, LibTorch's warnings
+// included.
 class ScopedLogTarget {
  public:
   explicit ScopedLogTarget(const LogTarget* target);
@@ -29,6 +34,7 @@ class ScopedLogTarget {
 
  private:
   const LogTarget* previous_;
+  c10::WarningHandler* previous_warnings_;
 };
 
 }  // namespace wc::plugin

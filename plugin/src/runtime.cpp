@@ -27,6 +27,19 @@ Runtime::Runtime(const wc_runtime_desc& desc) {
   log_target_.log = desc.log;
   log_target_.user_data = desc.log_user_data;
   log_target_.min_level = desc.log_level;
+  // Registered before anything below can log (LibTorch warns while probing CUDA on a host
+  // without it), so that every message reaches this runtime's callback at its level.
+  register_log_target(&log_target_);
+  try {
+    ScopedLogTarget scope(&log_target_);
+    choose_device(desc);
+  } catch (...) {
+    unregister_log_target(&log_target_);
+    throw;
+  }
+}
+
+void Runtime::choose_device(const wc_runtime_desc& desc) {
   if (flags_ & WC_RUNTIME_FLAG_DEVICE_UUID) {
     Uuid uuid;
     std::memcpy(uuid.data(), desc.device_uuid, uuid.size());
@@ -58,7 +71,6 @@ Runtime::Runtime(const wc_runtime_desc& desc) {
                         "device must be WC_DEVICE_AUTO, _CPU or _CUDA, got " +
                             std::to_string(desc.device));
   }
-  register_log_target(&log_target_);
 }
 
 Runtime::~Runtime() {

@@ -36,6 +36,9 @@ class Runtime {
   uint64_t vulkan_validation_errors() const;
 
  private:
+  // The device the runtime's sessions use, from desc.device (and the device_uuid flag).
+  void choose_device(const wc_runtime_desc& desc);
+
   LogTarget log_target_;
   uint32_t flags_ = 0;
   std::optional<Uuid> uuid_;
