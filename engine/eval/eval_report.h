@@ -1,5 +1,5 @@
 // The eval report's reading aids: checks of the measured numbers against the project's targets
-// (issue 6: responsiveness >= 90%, idle >= 28 dB, return trip >= 24 dB, stability, headcast
+// (responsiveness >= 90%, idle >= 28 dB, return trip >= 24 dB, stability, headcast
 // >= 26 dB and above dummy, speed; world content: terrain TV <= 0.10, non-grass ratio 0.8..1.25,
 // tile structure >= 95%, sprite poses >= 99%, its own walls held >= 80% with its free steps
 // scrolling >= 90%, return-trip tokens >= 90%), and a plain-text table of the whole report.

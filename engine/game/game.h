@@ -14,10 +14,10 @@ namespace wc::game {
 
 // Note [One patch per step]: a step moves the player (and so the camera) 8 pixels, the world
 // model's patch side, so a scroll is a shift of whole tokens that attention can copy, not a
-// sub-patch resampling. At 2 pixels per step the bundled model learned to copy the last frame
-// (probed in session 4: best-matching shift 0 px under every key). One frame of the game is
-// four of the 60 Hz ticks it had then: `./wc play` paces frames at 15 per second, so the world
-// still scrolls 120 pixels a second, and the walk cycle shows a new pose every frame. Waves
+// sub-patch resampling. At 2 pixels per step the model learned to copy the last frame: its
+// best-matching shift was 0 px under every key. One frame of the game stands for four 60 Hz
+// ticks of 2 pixels: `./wc play` paces frames at 15 per second, so the world scrolls 120 pixels
+// a second, and the walk cycle shows a new pose every frame. Waves
 // keep drifting a pixel every 4 frames (render.h): at a pixel a frame they are a coherent motion
 // that phase correlation (the responsiveness estimator) reads as a scroll.
 // Moves are all or nothing (a step that would touch a blocker is not taken), which keeps every

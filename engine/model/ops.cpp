@@ -52,7 +52,7 @@ at::Tensor timestep_embedding(const at::Tensor& t, int dim) {
 // applied to q and k before the AttentionPolicy sees them, so cached keys carry their absolute
 // position and never need re-rotation. Positions are absolute frame indices: a rollout of n
 // frames presents time offsets up to n to the model, so long play needs training that covers
-// large offsets (or relative re-alignment of the cache); that is the training issue's decision.
+// large offsets (or relative re-alignment of the cache), which is for training to provide.
 
 RopeSplit rope_split(int head_dim) {
   const int pairs = head_dim / 2;

@@ -13,8 +13,8 @@ namespace wc::model {
 // The reference game draws every pixel from a few flat colours, and so does every frame the model
 // trained on. The network's correction (Note [Previous-frame skip]) is never exactly zero: where
 // the world stands still it adds a little each frame, the next frame copies that and adds more,
-// and standing still for 64 frames ended in speckle at 11 dB against the game (the bundled model,
-// session 10). Snapping each generated frame to its nearest colour of the training data's
+// and standing still for 64 frames ended in speckle at 11 dB against the game (the bundled model
+// without the snap). Snapping each generated frame to its nearest colour of the training data's
 // palette, as a vector-quantised decoder does with its codebook, rounds away every error smaller
 // than half the gap between two colours before the next frame can copy it; only a pixel that the
 // network really changes changes. The palette is surveyed from the training frames (`worldcast

@@ -12,8 +12,8 @@ namespace wc::model {
 // The palette snap (Note [Palette snap]) keeps every pixel one of the game's colours, but not
 // every arrangement of them is one the game draws. Over thousands of frames the model's errors
 // that survive the palette snap gather where nothing pulls them back: grass creeps pixel by pixel
-// into the player sprite, whose damaged pixels then flicker at rest (session 15: all of the idle
-// change after 10 000 frames lay in the 24×24 pixels around the sprite), and copies of the sprite
+// into the player sprite, whose damaged pixels then flicker at rest (all of the idle change after
+// 10 000 frames lay in the 24×24 pixels around the sprite), and copies of the sprite
 // are left in the world. The patch snap is the palette snap one level up, as a VQ decoder's
 // codebook of patches: each size × size patch of the frame's grid (the game's camera and the
 // model's moves go in 8-pixel steps, so the world's patches stay on that grid) is replaced by its
@@ -25,17 +25,17 @@ namespace wc::model {
 // back to a sprite, while a stray copy of the sprite out in the world has no sprite patch to snap
 // to there. A screen-fixed cell (one that some patch is bound to) has its own limit,
 // `fixed_max_changed`: the game draws one of that cell's own patches there in every frame, so
-// the snap may take the nearest of them however far the drawn patch has strayed (session 18: with
-// the world's limit of 8 pixels, the sprite still decayed past repair within 1 000 frames and
+// the snap may take the nearest of them however far the drawn patch has strayed (with the
+// world's limit of 8 pixels, the sprite still decayed past repair within 1 000 frames and
 // held 99 % of the idle change at the end). There the drawn sprite often lies between two of the
 // cell's patches (the sprite over two grounds, two poses), and the nearest one changed from frame
 // to frame with the noise: a few pixels of the sprite flickered at rest, the whole of the idle
-// change after 10 000 frames on the H200 (session 18). So a screen-fixed cell holds the previous
+// change after 10 000 frames on the H200. So a screen-fixed cell holds the previous
 // frame's patch (the block's reference) while it explains the drawn patch within `fixed_hold`
 // pixels of the nearest book patch; a real change of pose or facing moves more pixels than that.
 // One pixel is enough, and more costs the keys: the network reads the sprite's stride as motion,
 // and holding the standing pose against strides drawn 4 pixels off it took the scroll's share of
-// moving steps from 93 % to 90 % (session 18, CPU, 8 seeds).
+// moving steps from 93 % to 90 % (CPU, 8 seeds).
 // A world cell, likewise, holds the previous frame's patch against a drawn patch that is no book
 // patch and differs from it in at most `hold` pixels: on one seed of five the last idle frames
 // still gained single stray pixels there. A drawn patch that is a book patch is always taken, so

@@ -47,9 +47,9 @@ namespace wc::model {
 // edge is new, and the correction that has to draw it is trained on squared error, so it draws
 // the mean of what could be there: plain grass, which the snap keeps. Some 16 steps into a walk
 // the view was an empty field, where neither a player nor the responsiveness estimator could see
-// the world scroll (stage 14: 98% of the first quarter's steps scrolled as commanded, 70% of the
-// rest). With `prediction.paint` each colour of the model's palette (Note [Palette snap]) is one
-// more choice after the five moves, "paint this colour", and the choice among the 5 + K is a
+// the world scroll (without paints, 98% of the first quarter's steps scrolled as commanded, 70%
+// of the rest). With `prediction.paint` each colour of the model's palette (Note [Palette snap]) is
+// one more choice after the five moves, "paint this colour", and the choice among the 5 + K is a
 // per-pixel categorical distribution trained by its likelihood (Note [Choice likelihood] in
 // engine/train/choice_likelihood.h). With `move_choice: "sample"` play draws new content from it
 // instead of taking the argmax, in two parts (Note [Choice draw]): the pixel is painted with the
@@ -63,7 +63,7 @@ namespace wc::model {
 // Note [New ground]
 // Drawn everywhere, paints cost what the argmax model did well: idle frames redrew the waves and
 // the HUD digits the model was unsure of (idle fidelity fell from 34 to 22-25 dB), and training
-// the paints with the rest of the network brought back the sprite's trail (session 13). Yet the
+// the paints with the rest of the network brought back the sprite's trail. Yet the
 // only pixels nothing can show are those a move brings in from past the frame's border: the
 // bundled model moves some 93% of a walking frame's pixels one step, the 8-pixel strip at the
 // leading edge among them, and there its reference is the border repeated, which the correction
@@ -80,8 +80,8 @@ namespace wc::model {
 
 // Note [Uncovered ground]
 // Ten thousand frames of play turned every world into a field of grass with a column of sprite
-// copies above the player, and a sprite that flickered at rest (session 15: all of the idle
-// probe's change at the end lay in the sprite's 24 x 24 pixels). Walking, the ground behind the
+// copies above the player, and a sprite that flickered at rest (all of the idle probe's change
+// at the end lay in the sprite's 24 x 24 pixels). Walking, the ground behind the
 // sprite comes out from under it: those pixels' likeliest move is the scroll, but their source
 // is the sprite, which stays, so the scroll copies the sprite's edge into the world, and the
 // correction does not always erase it. Past the border the source is unknown; behind the sprite
@@ -90,12 +90,11 @@ namespace wc::model {
 // uncovered when its source q is past the border, or stays while, moved the same way, it would
 // have shown another colour (the previous frame differs at q and one more step on). The colour
 // test matters: in plain grass every move shows the same colour, the likeliest moves of
-// neighbours disagree at random, and a first rule without it ("the source moves otherwise")
-// painted speckle all over a walk (H200, session 15). Idle frames stay as they are: no pixel
-// moves.
+// neighbours disagree at random, and a rule without it ("the source moves otherwise") paints
+// speckle all over a walk. Idle frames stay as they are: no pixel moves.
 
 // Note [Stay bias]
-// The sprite decays at rest and on the move within a few hundred frames of play (session 15):
+// The sprite decays at rest and on the move within a few hundred frames of play:
 // pixels at its edge take the scroll when they should stay, so grass creeps into its head and its
 // edge is copied into the world. Where a pixel's likeliest move wins narrowly, staying is the
 // cheaper mistake: in plain ground every move shows the same colour, and on the screen-fixed
@@ -119,13 +118,13 @@ at::Tensor with_stay_bias(const at::Tensor& logits, double stay_bias);
 // next frames go on drawing as ground of that kind.
 
 // Note [Choice temperature]
-// Drawn from the softmax as it is, the first painted model (session 13) turned frames into
-// speckle: each pixel of new ground drew from all 26 colours, the rare ones too, and the next
-// frame copied and scrolled the speckle (responsiveness 100%, idle fidelity 21.8 dB, where the
-// argmax gave 34). Sampling language models meets the same tail; the two usual cures apply per
-// pixel: a temperature below 1 sharpens the softmax (`prediction.choice_temperature`), and a floor
-// leaves out every choice less likely than a share of the likeliest (`prediction.choice_floor`,
-// "min-p"). Both reshape the logits before the draw; neither changes the argmax or training.
+// Drawn from the softmax as it is, the paints turn frames into speckle: each pixel of new ground
+// draws from all 26 colours, the rare ones too, and the next frame copies and scrolls the speckle
+// (a painted model: responsiveness 100%, idle fidelity 21.8 dB, where the argmax gave 34). Sampling
+// language models meets the same tail; the two usual cures apply per pixel: a temperature below 1
+// sharpens the softmax (`prediction.choice_temperature`), and a floor leaves out every choice less
+// likely than a share of the likeliest (`prediction.choice_floor`, "min-p"). Both reshape the
+// logits before the draw; neither changes the argmax or training.
 
 // The logits a sampled choice is drawn from ([B, F, J, H, W], float32): divided by `temperature`,
 // then −inf for every choice whose probability is below `floor` times the likeliest's.
@@ -195,8 +194,9 @@ at::Tensor new_ground_pixels(const at::Tensor& move_logits, int move_pixels,
 
 // Note [Remembered ground]
 // Walk away and back, and the model draws the ground that scrolls in as new: it cannot see what
-// it drew there before, which left the frame long ago and the context after it (the return trip
-// of stage 15 reads 24.5 dB; ten thousand frames turn every world into a grass field). Play can
+// it drew there before, which left the frame long ago and the context after it (without memory
+// the bundled weights' return trip reads 24.5 dB; ten thousand frames turn every world into a
+// grass field). Play can
 // remember it (rollout::WorldMemory, engine/rollout/world_memory.h): the ground each scroll
 // pushes out of view, kept by its place in the world the model's own scrolls define. A block's
 // reference then comes as a "remembered reference", [B, F, C, H + 2m, W + 2m] for moves of m

@@ -16,7 +16,7 @@ namespace wc::train {
 // yet the loss asked for the game's frame. Nothing in the history says what that frame holds, so
 // the squared error was best served by the mean: after 1 295 steps with a 24-frame lead the model
 // followed the keys in 68% of the steps (41% before) while its trees and paths faded to grass
-// (docs/models/game-small-moves-stage8.md). What the history does say is how the view moves:
+// (docs/models/game-small-moves-deep-rollouts.md). What the history does say is how the view moves:
 // the game's camera moved one step (or none) between its frames f − 1 and f, and that move is
 // the model's to copy. So for a clip whose history is the model's own, the target of frame f is
 // the model's own frame f − 1 moved the way the game's camera moved, and the game's frame only

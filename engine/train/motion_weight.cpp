@@ -4,12 +4,12 @@
 namespace wc::train {
 
 // Note [Motion-weighted loss]
-// Until session 6 a key press scrolled the game's camera by 2 pixels, a quarter of an 8×8 patch
-// (now a whole patch: Note [One patch per step]), so a frame was mostly its predecessor moved by
-// less than a token. Copying the predecessor is then the cheapest
-// way to a low loss: the pixels that betray the copy (edges that moved, the player's animation,
-// the strip that scrolled in) are a small share of the frame, and the session-3 model still
-// copied after 5 500 steps (the model card's probe). Weighting the pixels that changed between
+// Where a frame is mostly its predecessor moved by less than a token (as when a key press scrolled
+// the game's camera by 2 pixels, a quarter of an 8×8 patch; a step is now a whole patch: Note [One
+// patch per step]), copying the predecessor is the cheapest way to a low loss: the pixels that
+// betray the copy (edges that moved, the player's animation, the strip that scrolled in) are a
+// small share of the frame, and a model trained on 2-pixel steps still copied after 5 500 steps
+// (the model card's probe). Weighting the pixels that changed between
 // consecutive true frames makes those few pixels carry the loss in proportion to what the model
 // must learn from them. The weights are normalised (a weighted mean), so the learning rate keeps
 // its meaning, and only frames with a true predecessor are weighted.

@@ -9,8 +9,8 @@
 namespace wc::train {
 
 // Note [Overlay repair]
-// After a few hundred frames of turns and short holds the model's player sprite has decayed
-// (session 15): a pixel at its edge takes the scroll's move instead of staying, so grass or a
+// After a few hundred frames of turns and short holds the model's player sprite has decayed: a
+// pixel at its edge takes the scroll's move instead of staying, so grass or a
 // neighbouring sprite pixel lands in the sprite, and from then on "as it is" keeps the damage.
 // The 10 000-frame stability runs end with every idle change inside the 24×24 pixels around the
 // sprite. Nothing in training asked for the repair: the true history always holds an intact

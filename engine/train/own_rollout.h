@@ -12,7 +12,7 @@ namespace wc::train {
 // Own context (Note [Own context]) shows the model one-step errors: each history frame is a
 // prediction made from true frames. At play time the history is a chain, each frame made from the
 // model's own earlier frames, and the skip's reference (Note [Previous-frame skip]) passes every
-// error on. The session-7 skip model lost about 1.5 dB a frame that way, though its own context
+// error on. The plain skip model lost about 1.5 dB a frame that way, though its own context
 // training made its one-step predictions sharp (41 dB). With "own_context_source": "rollout" the
 // chosen clips' history is played: from the real sink, block by block, each with one Euler step
 // from noise at t = 1 under the clip's actions, against the blocks generated before it re-noised
@@ -23,8 +23,8 @@ namespace wc::train {
 // Note [Deep rollout]
 // An 8-frame clip shows the rollout at most 7 frames deep, each history frame a few steps from a
 // true sink. At play the window soon holds only frames made from frames made from frames, and
-// that is where the bundled model failed: 86% responsiveness in the first quarter of a 64-frame
-// rollout, 28% after it, the misses mostly a view that stopped scrolling (session 9, 8 seeds).
+// that is where a model trained on 8-frame clips failed: 86% responsiveness in the first quarter
+// of a 64-frame rollout, 28% after it, the misses mostly a view that stopped scrolling (8 seeds).
 // A clip with a lead (ClipSpec::lead_frames = L) lets the rollout play the L frames between the
 // sink and the run first, with the attention window of play: the sink block and the newest
 // blocks, as many context blocks as the clip's last block sees (sink + 6 for 8-frame clips, the

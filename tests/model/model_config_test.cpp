@@ -290,13 +290,12 @@ TEST(ModelConfig, NewGroundDrawsAmongPaintsAndNeedsThem) {
   EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
               HasSubstr("field 'prediction.move_choice': must be \"mix\", \"sharpest\", "
                         "\"sample\" or \"new_ground\""));
-  // The bundled model plays new ground (session 14).
+  // The bundled model plays new ground with its 26 paint colours.
   const ModelConfig bundled = load_model_config(std::string(WORLDCAST_SOURCE_DIR) +
                                                 "/assets/models/game-small-moves/config.json");
   EXPECT_EQ(bundled.prediction.move_choice, PredictionConfig::MoveChoice::kNewGround);
   EXPECT_EQ(bundled.prediction.paint_colours, 26);
-  // Remembered ground is off by default; turned on, it lasts 128 frames (session 17, Note
-  // [World memory]).
+  // Remembered ground is off by default; turned on, it lasts 128 frames (Note [World memory]).
   EXPECT_FALSE(bundled.prediction.remember_ground);
   EXPECT_EQ(bundled.prediction.remember_frames, 128);
 }

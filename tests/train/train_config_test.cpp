@@ -83,9 +83,9 @@ TEST(TrainConfig, MovesExperimentConfigsParse) {
   EXPECT_TRUE(uncovered.loss.consistent_target);  // Note [Uncovered pixels]
   EXPECT_TRUE(uncovered.loss.uncovered_from_game);
   const TrainConfig finish = load_train_config(dir + "game-small-moves-uncovered-finish.json");
-  EXPECT_TRUE(finish.loss.uncovered_from_game);  // stage 14: the same target, a shorter schedule
+  EXPECT_TRUE(finish.loss.uncovered_from_game);  // the same target, a schedule that ends
   EXPECT_EQ(finish.steps, 300);
-  // Session 13's runs: stage 14 trained on (the stability run), and the painted models (Note
+  // uncovered-finish trained on (the stability run), and the painted models (Note
   // [Painted pixels]) whose configs grow the bundled one by the paint choices.
   EXPECT_TRUE(
       load_train_config(dir + "game-small-moves-uncovered-more.json").loss.uncovered_from_game);
@@ -100,7 +100,7 @@ TEST(TrainConfig, MovesExperimentConfigsParse) {
   }
   EXPECT_GT(consistent.clips.lead_frames, 0);
   EXPECT_EQ(consistent.model_config, rollout.model_config);
-  // Stage 10, the bundled weights: the consistent target with the sharpest move in the loss.
+  // straight: the consistent target with the sharpest move in the loss.
   const TrainConfig straight = load_train_config(dir + "game-small-moves-straight.json");
   EXPECT_TRUE(straight.loss.consistent_target);
   EXPECT_TRUE(straight.loss.straight_through_moves);  // Note [Straight-through moves]

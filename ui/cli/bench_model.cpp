@@ -37,7 +37,7 @@ struct BenchModelOptions {
 };
 
 // HeadCast's fixed comparison cast for `heads` heads per layer, in the proportions of the
-// runtime issue's 12-head cast (2 Sink + 2 Dummy / 4 Spatial / 4 Global): a sixth Sink, a sixth
+// attention benches' 12-head cast (2 Sink + 2 Dummy / 4 Spatial / 4 Global): a sixth Sink, a sixth
 // Dummy (at least one each), the rest split between Spatial and Global. 4 heads: 1 / 1 / 1 / 1.
 std::vector<int> comparison_mix(int heads) {
   const int sink = std::max(1, heads / 6);
