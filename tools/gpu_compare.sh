@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Two play settings of the bundled model side by side on the GPU machine (session 18: Note
-# [Patch snap] on and off), in passes that each fit one 10-minute device command:
+# Two play settings of the bundled model side by side on the GPU machine (such as Note [Patch
+# snap] on and off), in passes that each fit one 10-minute device command:
 #   PHASE=A: build worldcast and model_gpu_tests, run model_gpu_tests, then the 10 000-frame
 #            stability run under ON on the seeds in SEEDS (idle probes kept as PNG).
 #   PHASE=AB: A, then B (when both fit in ten minutes).

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Stage 15 on the GPU machine (session 14): grow stage 14's head by the paint logits, train only
+# New ground on the GPU machine: grow uncovered-finish's head by the paint logits, train only
 # those rows for new ground (Note [New ground likelihood]), then measure play at several draw
 # temperatures: responsiveness, idle fidelity and the return trip on 8 seeds, a 48-frame walk as
 # PNGs, and for the temperatures in DEEP the policies against dense and the 10 000-frame
 # stability. Everything comes back as $OUT/results.tar next to the exported model (the device
 # tool returns at most 8 files).
 # Usage (device tool, carry .gpu-deps): INIT=DIR [TRAIN_MIN=3.8] [VARIANTS="name:floor:temperature
-# ..."] [DEEP="name ..."] bash tools/gpu_new_ground.sh, where DIR holds stage 14 (commit 05de873's
-# assets/models/game-small-moves: `mkdir s14 && for f in config.json model.safetensors.index.json
-# model-00001-of-00001.safetensors; do git show 05de873:assets/models/game-small-moves/$f > s14/$f;
-# done`).
+# ..."] [DEEP="name ..."] bash tools/gpu_new_ground.sh, where DIR holds uncovered-finish, the
+# weights the bundled ones grew from (commit 05de873's assets/models/game-small-moves: `mkdir
+# uncovered-finish && for f in config.json model.safetensors.index.json
+# model-00001-of-00001.safetensors; do git show 05de873:assets/models/game-small-moves/$f >
+# uncovered-finish/$f; done`).
 set -u
 source tools/device_env.sh
 START=$SECONDS
@@ -20,7 +21,7 @@ if [ ! -x build/gpu/ui/cli/worldcast ]; then
 fi
 echo "built at $((SECONDS - START)) s"
 W=build/gpu/ui/cli/worldcast
-$W train --config assets/train/game-small-moves-new-ground.json --out run --device cuda --minutes ${TRAIN_MIN:-4.5} --quiet --init "${INIT:?the stage-14 model folder}" --grow-head > "$R/train.log" 2>&1
+$W train --config assets/train/game-small-moves-new-ground.json --out run --device cuda --minutes ${TRAIN_MIN:-4.5} --quiet --init "${INIT:?the uncovered-finish model folder}" --grow-head > "$R/train.log" 2>&1
 echo "trained at $((SECONDS - START)) s"; tail -1 run/log.jsonl
 cp run/log.jsonl "$R/new_ground.log.jsonl"; cp run/model/*.safetensors run/model/*.json "$OUT/"
 printf 'right 12\nup 12\nleft 12\ndown 12\n' > walk48.actions

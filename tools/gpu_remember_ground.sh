@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Remembered ground on the GPU machine (session 17, Note [Remembered ground]), the model config
+# Remembered ground on the GPU machine (Note [Remembered ground]), the model config
 # CONFIG (default: the bundled one) with the memory on, in passes that each fit one 10-minute
 # device command:
 #   PHASE=A: build worldcast and model_gpu_tests, run model_gpu_tests, then the 10 000-frame

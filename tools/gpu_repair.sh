@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Overlay repair on the GPU machine (Note [Overlay repair], session 16): train stage 14's network
-# on history whose sprite and HUD carry play's damage, then measure it as stage 14 was measured
+# Overlay repair on the GPU machine (Note [Overlay repair]): train uncovered-finish's network on
+# history whose sprite and HUD carry play's damage, then measure it like any candidate
 # (responsiveness, idle fidelity, return trip on 8 seeds), the stability run on SEEDS with its
 # probes, and the 400-frame random walk of the stability diagnosis as PNGs for this model and for
 # the one it started from. The paint rows are grown and trained afterwards by tools/gpu_new_ground.sh
@@ -8,8 +8,8 @@
 # (the device tool returns at most 8 files).
 # Usage (device tool, carry .gpu-deps and the INIT folder): INIT=DIR [TRAIN_MIN=4.6]
 # [TRAIN_CONFIG=assets/train/game-small-moves-repair.json]
-# [SEEDS="1000000 1000001"] bash tools/gpu_repair.sh, where DIR holds stage 14 (commit 05de873's
-# assets/models/game-small-moves; tools/gpu_new_ground.sh says how to get it).
+# [SEEDS="1000000 1000001"] bash tools/gpu_repair.sh, where DIR holds uncovered-finish (commit
+# 05de873's assets/models/game-small-moves; tools/gpu_new_ground.sh says how to get it).
 set -u
 source tools/device_env.sh
 START=$SECONDS
@@ -21,7 +21,7 @@ fi
 cmake --build --preset gpu -j 16 --target worldcast > "$R/build_incremental.log" 2>&1 || { tail -40 "$R/build_incremental.log"; exit 1; }
 echo "built at $((SECONDS - START)) s"
 W=build/gpu/ui/cli/worldcast
-INIT=${INIT:?the stage-14 model folder}
+INIT=${INIT:?the uncovered-finish model folder}
 $W train --config ${TRAIN_CONFIG:-assets/train/game-small-moves-repair.json} --out run/repair --device cuda --minutes ${TRAIN_MIN:-4.6} --quiet --init "$INIT" > "$R/train.log" 2>&1
 echo "trained at $((SECONDS - START)) s"; tail -1 run/repair/log.jsonl
 cp run/repair/log.jsonl "$R/repair.log.jsonl"; cp run/repair/model/*.safetensors run/repair/model/*.json "$OUT/"

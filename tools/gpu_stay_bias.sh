@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The stay bias on the GPU machine (session 15, Note [Stay bias]): the bundled model played with
+# The stay bias on the GPU machine (Note [Stay bias]): the bundled model played with
 # each bias in BIASES: responsiveness, idle fidelity and the return trip on 8 seeds, and the
 # 10 000-frame stability on the seeds in STAB_SEEDS (probes as PNG). Results come back as
 # $OUT/results.tar.

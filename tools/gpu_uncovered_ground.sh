@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Uncovered ground on the GPU machine (session 15, Note [Uncovered ground]): measure the shipped
-# model (stage 15) playing with uncovered ground as new ground, as it is and after its paint rows
-# are trained on the same pixels (`assets/train/game-small-moves-uncovered-ground.json`, from
-# stage 15, no new rows). For each: responsiveness, idle fidelity and the return trip on 8 seeds,
+# Uncovered ground on the GPU machine (Note [Uncovered ground]): measure the bundled model playing
+# with uncovered ground as new ground, as it is and after its paint rows are trained on the same
+# pixels (`assets/train/game-small-moves-uncovered-ground.json`, from the bundled weights, no new
+# rows). For each: responsiveness, idle fidelity and the return trip on 8 seeds,
 # the 10 000-frame stability on the seeds in STAB_SEEDS with its probes as PNG, and a 48-frame
 # walk. Everything comes back as $OUT/results.tar next to the trained model.
 # The model GPU tests run first.
@@ -30,9 +30,9 @@ measure() {  # name weights config [stability seeds]
   done
   echo "$name measured at $((SECONDS - START)) s"
 }
-S15=assets/models/game-small-moves
-measure rule $S15 assets/configs/game-small-moves-uncovered-ground.json "${RULE_SEEDS-}"
-$W train --config assets/train/game-small-moves-uncovered-ground.json --out run --device cuda --minutes ${TRAIN_MIN:-2.6} --quiet --init $S15 > "$R/train.log" 2>&1
+M=assets/models/game-small-moves
+measure rule $M assets/configs/game-small-moves-uncovered-ground.json "${RULE_SEEDS-}"
+$W train --config assets/train/game-small-moves-uncovered-ground.json --out run --device cuda --minutes ${TRAIN_MIN:-2.6} --quiet --init $M > "$R/train.log" 2>&1
 echo "trained at $((SECONDS - START)) s"; tail -1 run/log.jsonl
 cp run/log.jsonl "$R/uncovered_ground.log.jsonl"; cp run/model/*.safetensors run/model/*.json "$OUT/"
 measure trained run/model run/model/config.json

@@ -6,7 +6,7 @@
 # Every log and JSON lands in a scratch folder that is packed into $OUT/results.tgz at the end
 # (the device tool brings back at most 8 files); $OUT/summary.txt has the step lines.
 # WITH_FLATNESS=1 adds the 10 000-frame play run (about 2 minutes with CUDA graphs); WITH_MODEL_BENCH=0
-# drops the 720P whole-DiT bench; WITH_ROLLOUT=1 adds the attention-only rollout benches of issue 4
+# drops the 720P whole-DiT bench; WITH_ROLLOUT=1 adds the attention-only rollout benches
 # (480P over 10 200 frames, all policies; 720P, five calls per block); TESTS="a b" picks the test
 # binaries (default: all five); WITH_PRESENT=0 / WITH_EVAL=0 drop the presentation bench and the
 # bundled model's speed. EVAL_WEIGHTS / EVAL_CONFIG point the speed run (and the stability run)
@@ -56,8 +56,9 @@ if [ "${WITH_STABILITY:-0}" = 1 ]; then
   tail -12 "$OUT/eval_stability.log" >> "$OUT/summary.txt"
 fi
 if [ "${WITH_FLATNESS:-0}" = 1 ]; then
-  # Issue 7's number: 10 000 played frames with the default policy and random-walk keys; the
-  # summary is rewritten every 1000 frames, so a run cut by the device budget keeps its numbers.
+  # Live play's frame-time flatness: 10 000 played frames with the default policy and random-walk
+  # keys; the summary is rewritten every 1000 frames, so a run cut by its time limit keeps its
+  # numbers.
   python3 -c "
 import random
 r = random.Random(7); n = 0; lines = []
