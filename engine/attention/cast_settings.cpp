@@ -167,6 +167,9 @@ CastSettings apply_cast_settings(CastSettings base, const nlohmann::json& json,
       base.classify_block = block;
     } else if (key == "classify_step") {
       base.classify_step = static_cast<int>(read_int(value, where, key, 0, 1 << 16));
+    } else if (key == "classify_every_step") {
+      if (!value.is_boolean()) fail(where, key, "expected true or false, got " + value.dump());
+      base.classify_every_step = value.get<bool>();
     } else if (key == "query_sample") {
       base.query_sample = read_int(value, where, key, 0, int64_t{1} << 40);
     } else if (key == "seed") {
@@ -178,7 +181,7 @@ CastSettings apply_cast_settings(CastSettings base, const nlohmann::json& json,
       fail(where, key,
            "unknown key (known: window, theta_dummy, theta_sink, theta_spatial, "
            "theta_spatial_score, gamma, spatial_proxy, radius, cell, cell_mode, classify_block, "
-           "classify_step, query_sample, seed, cast)");
+           "classify_step, classify_every_step, query_sample, seed, cast)");
     }
   }
   if (base.window == 0 && base.classify_block < 0 && base.cast.is_null()) {
@@ -202,6 +205,7 @@ nlohmann::json cast_settings_json(const CastSettings& settings) {
           {"cell_mode", cell_mode_name(settings.cell_mode)},
           {"classify_block", settings.classify_block},
           {"classify_step", settings.classify_step},
+          {"classify_every_step", settings.classify_every_step},
           {"query_sample", settings.query_sample},
           {"seed", settings.seed},
           {"cast", settings.cast}};

@@ -35,6 +35,13 @@ struct CastSettings {
   CellMode cell_mode = CellMode::kDivisor;
   int64_t classify_block = -1;  // -1: the first block whose history holds `window` frames
   int classify_step = 0;        // denoising step of that block (0 = max noise)
+  // Note [Every-step evidence]: a head's evidence from one step stands for all of them when the
+  // steps attend alike (a flow model's noise levels); a token model's passes do not (the first
+  // sees a frame of masks, the commit a clean frame), and a head that only needs the sink and
+  // the current frame at one pass may need the last frame at another. With this set, the
+  // classifying block measures every step from classify_step on, the clean pass included, and
+  // each score keeps its worst value, so a head is cast cheap only if it is cheap at every step.
+  bool classify_every_step = false;
   int64_t query_sample = 512;   // query rows used for classification, 0 = all
   uint64_t seed = 0;
   nlohmann::json cast;  // null (classify online) or a validated {"mix"} / {"layers"}

@@ -1,6 +1,8 @@
 // See head_cast.h.
 #include "engine/attention/head_cast.h"
 
+#include <algorithm>
+
 namespace wc::attention {
 
 HeadScores head_scores(const HeadEvidence& evidence, double gamma) {
@@ -11,6 +13,18 @@ HeadScores head_scores(const HeadEvidence& evidence, double gamma) {
   scores.spatial_mean = static_cast<float>(evidence.spatial_mean);
   scores.spatial_score = static_cast<float>(evidence.spatial_p5 - gamma * evidence.spatial_error);
   return scores;
+}
+
+HeadEvidence worst_evidence(const HeadEvidence& a, const HeadEvidence& b) {
+  if (!a.measured()) return b;
+  if (!b.measured()) return a;
+  HeadEvidence worst;
+  worst.sink = std::min(a.sink, b.sink);
+  worst.dummy = std::min(a.dummy, b.dummy);
+  worst.spatial_mean = std::min(a.spatial_mean, b.spatial_mean);
+  worst.spatial_p5 = std::min(a.spatial_p5, b.spatial_p5);
+  worst.spatial_error = std::max(a.spatial_error, b.spatial_error);
+  return worst;
 }
 
 HeadType cast_head(const HeadEvidence& evidence, const CastThresholds& t) {

@@ -22,6 +22,10 @@ struct HeadEvidence {
   bool measured() const { return sink == sink; }
 };
 
+// The worse of two measurements of one head, score by score (the lower cosines, the larger
+// spatial error): Note [Every-step evidence]. An unmeasured side gives the other.
+HeadEvidence worst_evidence(const HeadEvidence& a, const HeadEvidence& b);
+
 // The four scores the panel shows: S_sink, S_dummy, M_sp, S_sp = P5 − gamma·e.
 HeadScores head_scores(const HeadEvidence& evidence, double gamma);
 

@@ -62,9 +62,12 @@ at::Tensor HeadCastPolicy::attend(int index, const at::Tensor& q, const at::Tens
   Layer& layer = layers_[static_cast<size_t>(index)];
   at::Tensor out = layer.stores.attend(q, k, v, timer_, step.heads_grouped);
   // Classification at the first block whose history holds the window (before any eviction), at
-  // step classify_step, or on the clean pass when the rollout has fewer denoising steps.
-  if (!layer.classified && !layer.evidence_pending && settings_.cast.is_null() &&
-      step.block_index >= classification_block() &&
+  // step classify_step, or on the clean pass when the rollout has fewer denoising steps; with
+  // classify_every_step, at every step of that block from there on (Note [Every-step evidence]).
+  const bool measuring_more = layer.evidence_pending && settings_.classify_every_step &&
+                              step.block_index == layer.evidence_block;
+  if (!layer.classified && (!layer.evidence_pending || measuring_more) &&
+      settings_.cast.is_null() && step.block_index >= classification_block() &&
       (step.clean_pass || step.denoise_step >= settings_.classify_step)) {
     classify(layer, index, q, step.block_index, step.heads_grouped);
   }
@@ -90,11 +93,14 @@ void HeadCastPolicy::classify(Layer& layer, int index, const at::Tensor& q, int6
     inputs.geometry = shape_.geometry;
     inputs.block = block;
     const auto evidence = classify_heads(inputs, rows, proxy);
+    const bool merge = layer.evidence_pending && layer.evidence_block == block;
     for (size_t p = 0; p < evidence.size(); ++p) {
-      layer.evidence[static_cast<size_t>(store.heads()[p])] = evidence[p];
+      HeadEvidence& held = layer.evidence[static_cast<size_t>(store.heads()[p])];
+      held = merge ? worst_evidence(held, evidence[p]) : evidence[p];
     }
   }
   layer.evidence_pending = true;
+  layer.evidence_block = block;
 }
 
 std::vector<HeadType> HeadCastPolicy::decide(const Layer& layer) const {

@@ -48,6 +48,7 @@ class HeadCastPolicy : public AttentionPolicy {
     std::vector<HeadEvidence> evidence;
     bool classified = false;
     bool evidence_pending = false;  // measured this block; the cast applies after its commit
+    int64_t evidence_block = -1;    // the block measured (every step of it may add evidence)
     int64_t blocks_committed = 0;
   };
 

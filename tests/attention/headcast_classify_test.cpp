@@ -1,4 +1,5 @@
-// HeadCast classification and live tuning: planted archetypes are recovered, thresholds re-cast
+// HeadCast classification and live tuning: planted archetypes are recovered (from one step or
+// the worst of every step), thresholds re-cast
 // monotonically, stores migrate to what each head may keep (checked against the reference), and
 // reset / reclassify / determinism / settings errors behave.
 #include <ATen/CPUGeneratorImpl.h>
@@ -119,6 +120,56 @@ TEST(HeadCastClassify, RecoversPlantedArchetypes) {
       }
     }
   }
+}
+
+// Note [Every-step evidence]: head 0 is a sink head at the first step of every block and attends
+// every block but the sink at the later steps. Measured at step 0 alone it is cast Sink; measured
+// at every step it is not, and the planted heads whose pattern holds at every step keep theirs.
+TEST(HeadCastClassify, EveryStepEvidenceKeepsTheWorstStep) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const ModelShape shape = archetype_shape();
+  const auto cast_of = [&](bool every_step) {
+    auto policy = make_policy(shape, {{"seed", seed % 1000}, {"classify_every_step", every_step}});
+    at::Generator gen = at::detail::createCPUGenerator(seed);
+    for (int64_t block = 0; block <= kClassifyBlock; ++block) {
+      for (int step = 0; step <= 2; ++step) {
+        const StepInfo info = testing::step_info(shape, block, step, 2, step == 2);
+        for (int layer = 0; layer < shape.num_layers; ++layer) {
+          Qkv in = planted_qkv(shape, block, gen);
+          if (step > 0) in.q.select(1, 0).select(2, 0).fill_(-8.0);  // away from the sink
+          policy->attend(layer, in.q, in.k, in.v, info);
+          if (info.clean_pass) policy->commit(layer, in.k, in.v, info);
+        }
+      }
+    }
+    EXPECT_TRUE(policy->stats().classified);
+    return dynamic_cast<HeadCastPolicy&>(*policy).cast(1);
+  };
+  const std::vector<HeadType> one_step = cast_of(false);
+  const std::vector<HeadType> every_step = cast_of(true);
+  EXPECT_EQ(one_step[0], HeadType::kSink);
+  EXPECT_NE(every_step[0], HeadType::kSink);
+  EXPECT_EQ(every_step[0], HeadType::kGlobal);
+  for (size_t h = 1; h < kPlanted.size(); ++h) {
+    EXPECT_EQ(one_step[h], kPlanted[h]) << "head " << h;
+    EXPECT_EQ(every_step[h], kPlanted[h]) << "head " << h;
+  }
+}
+
+TEST(HeadCastClassify, WorstEvidenceTakesTheLowerCosinesAndTheLargerError) {
+  HeadEvidence a, b;
+  EXPECT_FALSE(worst_evidence(a, b).measured());
+  a.sink = 0.99, a.dummy = 0.5, a.spatial_mean = 0.9, a.spatial_p5 = 0.7, a.spatial_error = 0.1;
+  EXPECT_EQ(worst_evidence(a, b).sink, 0.99);
+  EXPECT_EQ(worst_evidence(b, a).spatial_error, 0.1);
+  b.sink = 0.4, b.dummy = 0.8, b.spatial_mean = 0.95, b.spatial_p5 = 0.6, b.spatial_error = 0.3;
+  const HeadEvidence w = worst_evidence(a, b);
+  EXPECT_EQ(w.sink, 0.4);
+  EXPECT_EQ(w.dummy, 0.5);
+  EXPECT_EQ(w.spatial_mean, 0.9);
+  EXPECT_EQ(w.spatial_p5, 0.6);
+  EXPECT_EQ(w.spatial_error, 0.3);
 }
 
 int non_global_heads(const HeadCastPolicy& policy, int layers) {
@@ -367,6 +418,7 @@ TEST(HeadCastSettings, BadSettingsNameTheKey) {
       {{{"cell_mode", "square"}}, "cell_mode"},
       {{{"classify_block", 0}}, "classify_block"},
       {{{"classify_step", -2}}, "classify_step"},
+      {{{"classify_every_step", 1}}, "classify_every_step"},
       {{{"query_sample", -1}}, "query_sample"},
       {{{"seed", -1}}, "seed"},
       {{{"window", 0}}, "classify_block"},
