@@ -3,9 +3,15 @@
 
 #include <CLI/CLI.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <string>
 
 namespace wc::cli {
@@ -53,7 +59,41 @@ const CLI::Validator& finite_number() {
   return validator;
 }
 
+const CLI::Validator& writable_file() {
+  static const CLI::Validator validator(
+      [](std::string& value) -> std::string {
+        namespace fs = std::filesystem;
+        const fs::path path(value);
+        std::error_code error;
+        if (fs::is_directory(path, error)) return "'" + value + "' is a folder, not a file";
+        const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
+        if (!fs::is_directory(folder, error)) {
+          return "folder '" + folder.string() + "' of '" + value + "' does not exist";
+        }
+        const fs::path probe =
+            folder / (".worldcast-write-check-" + std::to_string(::getpid()));
+        const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0) {
+          return "cannot write in folder '" + folder.string() + "': " + std::strerror(errno);
+        }
+        ::close(fd);
+        ::unlink(probe.c_str());
+        return {};
+      },
+      "", "writable file");
+  return validator;
+}
+
 }  // namespace
+
+void check_output_options(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    if (option->check_lname("json")) option->check(writable_file());
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    check_output_options(*sub);
+  }
+}
 
 void check_numeric_options(CLI::App& app) {
   for (CLI::Option* option : app.get_options()) {

@@ -26,6 +26,11 @@ const std::vector<std::pair<std::string, CommandInstaller>>& registered_commands
 // and every FLOAT one a finite number; CLI11 reports a value that fails with the option's name.
 void check_numeric_options(CLI::App& app);
 
+// Every --json option of `app` and its subcommands names a file that can be written: not a
+// folder, in a folder that exists and takes a new file. Checked when the command line is read,
+// so a long run never ends unable to write its report.
+void check_output_options(CLI::App& app);
+
 // Exit code a subcommand's callback stores for main (0 when it never sets one).
 void set_exit_code(int code);
 int exit_code();

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
             [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& [name, install] : commands) install(app);
   wc::cli::check_numeric_options(app);
+  wc::cli::check_output_options(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
