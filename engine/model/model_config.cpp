@@ -84,10 +84,39 @@ PaletteConfig read_palette(ObjectReader& parent, int channels) {
   return palette;
 }
 
+// Where the file a config names at `field` is (Note [Config files]).
+std::string config_file_path(ObjectReader& reader, const std::string& field,
+                             const std::string& name, const ConfigFiles& files) {
+  namespace fs = std::filesystem;
+  const fs::path path(name);
+  if (!files.confined) {
+    if (path.is_relative() && !files.folder.empty()) return (fs::path(files.folder) / path).string();
+    if (path.is_relative() && fs::is_regular_file(reader.file())) {
+      return (fs::path(reader.file()).parent_path() / path).string();
+    }
+    return name;
+  }
+  const auto refuse = [&](const std::string& why) {
+    reader.fail(reader.field_path(field), "a checkpoint's config may name only files inside its "
+                                          "folder " + files.folder + ": '" + name + "' " + why);
+  };
+  if (name.empty() || path.is_absolute() || path.has_root_name()) refuse("is not a relative name");
+  const fs::path normal = path.lexically_normal();
+  if (!normal.empty() && *normal.begin() == "..") refuse("leaves it");
+  std::error_code error;
+  const fs::path folder = fs::weakly_canonical(files.folder, error);
+  const fs::path target = fs::weakly_canonical(fs::path(files.folder) / normal, error);
+  if (error) refuse("cannot be resolved: " + error.message());
+  const fs::path inside = target.lexically_relative(folder);
+  if (inside.empty() || *inside.begin() == "..") refuse("leads outside it (a link)");
+  return target.string();
+}
+
 // Note [Patch snap]: {"file": "patches.txt", "max_changed": 2, "fixed_max_changed": 64,
 // "hold": 1, "fixed_hold": 1, "snap": true}, after the palette
 // (the book's letters index it).
-PatchSnapConfig read_patch_snap(ObjectReader& parent, const ModelConfig& config) {
+PatchSnapConfig read_patch_snap(ObjectReader& parent, const ModelConfig& config,
+                                const ConfigFiles& files) {
   const std::string key = "patch_snap";
   ObjectReader reader(parent.get(key), parent.file(), key);
   PatchSnapConfig patch_snap;
@@ -104,12 +133,7 @@ PatchSnapConfig read_patch_snap(ObjectReader& parent, const ModelConfig& config)
                 "needs the model's palette (\"palette.colours\"): the book's patches are "
                 "its colours");
   }
-  // Relative to the config's folder, when the config is a file (not a checkpoint's metadata).
-  namespace fs = std::filesystem;
-  fs::path path(patch_snap.file);
-  if (path.is_relative() && fs::is_regular_file(parent.file())) {
-    path = fs::path(parent.file()).parent_path() / path;
-  }
+  const std::filesystem::path path(config_file_path(reader, "file", patch_snap.file, files));
   PatchBook book;
   try {
     book = read_patch_book(path.string());
@@ -145,7 +169,8 @@ PatchSnapConfig read_patch_snap(ObjectReader& parent, const ModelConfig& config)
 // "temperature": 1.0, "top_p": 1.0, "sure": 0.9}; a token model is one RGB frame per block
 // whose patches are the codebook's, with nothing of the pixel models' prediction, palette or
 // patch snap.
-TokenConfig read_tokens(ObjectReader& parent, const ModelConfig& config) {
+TokenConfig read_tokens(ObjectReader& parent, const ModelConfig& config,
+                        const ConfigFiles& files) {
   const std::string key = "tokens";
   ObjectReader reader(parent.get(key), parent.file(), key);
   TokenConfig tokens;
@@ -165,11 +190,7 @@ TokenConfig read_tokens(ObjectReader& parent, const ModelConfig& config) {
   if (config.sampler.context_noise != 0.0) {
     reader.fail("sampler.context_noise", "must be 0 for a token model: it commits its tokens");
   }
-  namespace fs = std::filesystem;
-  fs::path path(tokens.file);
-  if (path.is_relative() && fs::is_regular_file(parent.file())) {
-    path = fs::path(parent.file()).parent_path() / path;
-  }
+  const std::filesystem::path path(config_file_path(reader, "codebook", tokens.file, files));
   Codebook book;
   try {
     book = read_codebook(path.string());
@@ -329,6 +350,11 @@ std::string TokenConfig::sure_problem(double value) const {
 }
 
 ModelConfig parse_model_config(const nlohmann::json& json, const std::string& file) {
+  return parse_model_config(json, file, ConfigFiles{});
+}
+
+ModelConfig parse_model_config(const nlohmann::json& json, const std::string& file,
+                               const ConfigFiles& files) {
   ObjectReader reader(json, file, "");
   ModelConfig config;
   config.file = file;
@@ -476,7 +502,7 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
                 "\"new_ground\" draws new ground among paint choices: needs \"paint\": true "
                 "(Note [New ground])");
   }
-  if (reader.has("patch_snap")) config.patch_snap = read_patch_snap(reader, config);
+  if (reader.has("patch_snap")) config.patch_snap = read_patch_snap(reader, config, files);
   if (reader.has("tokens")) {
     for (const char* pixel_only : {"prediction", "palette", "patch_snap"}) {
       if (reader.has(pixel_only)) {
@@ -484,7 +510,7 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
                                 "codebook patches");
       }
     }
-    config.tokens = read_tokens(reader, config);
+    config.tokens = read_tokens(reader, config, files);
   }
   if (reader.has("policies")) config.policies = reader.get("policies");
   reader.reject_unknown();

@@ -6,6 +6,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/core/error.h"
 #include "engine/model/model_config.h"
@@ -95,6 +98,51 @@ TEST(ModelConfig, AConfigThatIsNoRegularFileIsRefusedWithoutBlocking) {
   std::filesystem::remove(fifo);
   EXPECT_THAT(testing::error_of([] { load_model_config("/dev/zero"); }),
               HasSubstr("/dev/zero: the model config must be a regular file"));
+}
+
+// Note [Config files]: a checkpoint's config names files inside the checkpoint's folder only;
+// an absolute name, one that climbs out, and a link that leads out are refused by field before
+// they are read. A config file may still name a file anywhere.
+TEST(ModelConfig, ACheckpointsConfigNamesOnlyFilesInsideItsFolder) {
+  namespace fs = std::filesystem;
+  const fs::path root =
+      fs::temp_directory_path() / ("wc_config_files_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "ckpt" / "sub");
+  fs::copy_file(configs_dir() + "game-tokens-codebook.txt", root / "ckpt" / "codebook.txt");
+  fs::copy_file(configs_dir() + "game-tokens-codebook.txt", root / "outside.txt");
+  fs::create_symlink(root / "outside.txt", root / "ckpt" / "link.txt");
+  std::ifstream in(configs_dir() + "game-tokens.json");
+  const nlohmann::json base = nlohmann::json::parse(in);
+  ConfigFiles files;
+  files.folder = (root / "ckpt").string();
+  files.confined = true;
+  const auto with = [&](const std::string& name) {
+    nlohmann::json json = base;
+    json["tokens"]["codebook"] = name;
+    return json;
+  };
+  for (const char* inside : {"codebook.txt", "./codebook.txt", "sub/../codebook.txt"}) {
+    EXPECT_EQ(parse_model_config(with(inside), "ckpt (metadata)", files).tokens.codebook->size(),
+              4096)
+        << inside;
+  }
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"/etc/passwd", "is not a relative name"},
+      {(root / "outside.txt").string(), "is not a relative name"},
+      {"../outside.txt", "leaves it"},
+      {"sub/../../outside.txt", "leaves it"},
+      {"link.txt", "leads outside it"},
+      {"", "is not a relative name"}};
+  for (const auto& [name, why] : refused) {
+    const std::string error =
+        testing::error_of([&] { parse_model_config(with(name), "ckpt (metadata)", files); });
+    EXPECT_THAT(error, HasSubstr("field 'tokens.codebook'")) << name;
+    EXPECT_THAT(error, HasSubstr(why)) << name;
+  }
+  // A config file (not confined) may name any file.
+  EXPECT_EQ(parse_model_config(with((root / "outside.txt").string()), "x.json").tokens.vocab, 4096);
+  fs::remove_all(root);
 }
 
 TEST(ModelConfig, UnknownKeyIsRejected) {
