@@ -4,10 +4,13 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "engine/eval/phase_correlation.h"
+#include "engine/game/hash.h"
+
 namespace wc::eval {
 namespace {
 
-int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+using game::floor_div;
 
 bool blocker(TerrainGroup group) {
   return group == TerrainGroup::kWater || group == TerrainGroup::kWall ||
@@ -44,14 +47,10 @@ bool step_blocked_at(const std::vector<TerrainGroup>& groups, int width, int hei
   if (groups.size() != static_cast<size_t>(width) * height) {
     throw std::invalid_argument("step_blocked_at: groups do not match the frame size");
   }
-  int dx = 0, dy = 0;
-  switch (move) {
-    case game::Action::kUp: dy = -game::kPlayerSpeed; break;
-    case game::Action::kDown: dy = game::kPlayerSpeed; break;
-    case game::Action::kLeft: dx = -game::kPlayerSpeed; break;
-    case game::Action::kRight: dx = game::kPlayerSpeed; break;
-    default: throw std::invalid_argument("step_blocked_at: not a move");
-  }
+  if (move == game::Action::kNone) throw std::invalid_argument("step_blocked_at: not a move");
+  // The player moves against the content's shift: a step right scrolls the world left.
+  const Shift content = content_shift_of(move, game::kPlayerSpeed);
+  const int dx = -content.dx, dy = -content.dy;
   // The hitbox one step on, in screen pixels: [x0, x1) x [y0, y1).
   const int x0 = width / 2 + dx - game::kPlayerHalfExtent, x1 = x0 + 2 * game::kPlayerHalfExtent;
   const int y0 = height / 2 + dy - game::kPlayerHalfExtent, y1 = y0 + 2 * game::kPlayerHalfExtent;

@@ -222,6 +222,12 @@ Json eval_world(const EvalOptions& options) {
     source->reset(seed);
     ReferenceRun truth(width, height, seed, options.seed_frames);
     at::Tensor previous = current_frame(*source);
+    // Each frame is read as terrain groups and tile blocks once: for the terrain mix and the
+    // structure, and as the ground the next step meets (Note [Own walls]).
+    std::vector<TerrainGroup> previous_groups =
+        terrain_groups(previous.data_ptr<uint8_t>(), width, height);
+    GridPhase previous_phase =
+        best_structure(previous_groups, width, height, overlays, survey).phase;
     const bool keep_grid = options.keep_frame && seed == options.seeds.front();
     std::vector<at::Tensor> grid_model, grid_truth;
     if (keep_grid) {
@@ -240,6 +246,8 @@ Json eval_world(const EvalOptions& options) {
       const uint8_t* pixels = frame.data_ptr<uint8_t>();
       const uint8_t* true_pixels = truth.game().frame().data();
       const int walk_frame = i + 1;
+      std::vector<TerrainGroup> groups = terrain_groups(pixels, width, height);
+      const StructureScore drawn = best_structure(groups, width, height, overlays, survey);
 
       if (action != game::Action::kNone) {
         const Shift shift = estimate_shift(previous, frame, correlation);
@@ -250,10 +258,8 @@ Json eval_world(const EvalOptions& options) {
           ++seed_blocked;
           seed_blocked_still += view_still(shift);
         }
-        const std::vector<TerrainGroup> before =
-            terrain_groups(previous.data_ptr<uint8_t>(), width, height);
-        const GridPhase drawn = best_structure(before, width, height, overlays, survey).phase;
-        seed_own.add(read_step(before, width, height, action, overlays, drawn), action, shift);
+        seed_own.add(read_step(previous_groups, width, height, action, overlays, previous_phase),
+                     action, shift);
       }
       const SpriteMatch sprite = match_player_sprite(pixels, width, height, sprite_rect);
       seed_sprite += sprite.pose;
@@ -264,11 +270,9 @@ Json eval_world(const EvalOptions& options) {
       if (walk_frame > kWorldSkipFrames) {
         ContentCounts counts;
         counts.frames = 1;
-        const std::vector<TerrainGroup> groups = terrain_groups(pixels, width, height);
         const std::vector<TerrainGroup> true_groups = terrain_groups(true_pixels, width, height);
         counts.model = terrain_histogram(groups, width, height, overlays);
         counts.truth = terrain_histogram(true_groups, width, height, overlays);
-        const StructureScore drawn = best_structure(groups, width, height, overlays, survey);
         const StructureScore true_drawn = score_structure(
             true_groups, width, height, game_grid_phase(truth.game()), overlays, survey);
         counts.model_scored = drawn.scored, counts.model_known = drawn.known;
@@ -285,6 +289,8 @@ Json eval_world(const EvalOptions& options) {
                                      std::to_string(walk_frame) + "/" + std::to_string(frames));
       }
       previous = std::move(frame);
+      previous_groups = std::move(groups);
+      previous_phase = drawn.phase;
     }
     if (keep_grid) options.keep_frame("world_walk_grid", walk_grid(grid_model, grid_truth));
     total.add(seed_counts);
