@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 namespace wc::cli {
@@ -35,7 +36,8 @@ const CLI::Validator& unsigned_digits() {
           return "must be a whole number of 0 or more, got '" + value + "'";
         }
         const std::string max = "18446744073709551615";
-        const std::string digits = value.substr(std::min(value.find_first_not_of('0'), value.size() - 1));
+        const size_t first = std::min(value.find_first_not_of('0'), value.size() - 1);
+        const std::string digits = value.substr(first);
         if (digits.size() > max.size() || (digits.size() == max.size() && digits > max)) {
           return "must be at most " + max + ", got '" + value + "'";
         }
@@ -84,25 +86,27 @@ const CLI::Validator& writable_file() {
   return validator;
 }
 
-}  // namespace
-
-void check_output_options(CLI::App& app) {
-  for (CLI::Option* option : app.get_options()) {
-    if (option->check_lname("json")) option->check(writable_file());
-  }
+// Calls `visit` on every option of `app` and of its subcommands, at any depth.
+void for_each_option(CLI::App& app, const std::function<void(CLI::Option&)>& visit) {
+  for (CLI::Option* option : app.get_options()) visit(*option);
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-    check_output_options(*sub);
+    for_each_option(*sub, visit);
   }
 }
 
+}  // namespace
+
+void check_output_options(CLI::App& app) {
+  for_each_option(app, [](CLI::Option& option) {
+    if (option.check_lname("json")) option.check(writable_file());
+  });
+}
+
 void check_numeric_options(CLI::App& app) {
-  for (CLI::Option* option : app.get_options()) {
-    if (type_is(*option, "UINT")) option->check(unsigned_digits());
-    if (type_is(*option, "FLOAT")) option->check(finite_number());
-  }
-  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-    check_numeric_options(*sub);
-  }
+  for_each_option(app, [](CLI::Option& option) {
+    if (type_is(option, "UINT")) option.check(unsigned_digits());
+    if (type_is(option, "FLOAT")) option.check(finite_number());
+  });
 }
 
 bool register_command(std::string name, CommandInstaller install) {
