@@ -44,14 +44,7 @@ model::ModelConfig resolve_config(const ModelSourceOptions& options, std::string
   }
   const nlohmann::json json = parse_json(it->second, options.weights + ": metadata field 'config'");
   *file = options.weights + " (checkpoint metadata)";
-  // Note [Config files]: its file names stay inside the checkpoint's folder.
-  model::ConfigFiles files;
-  files.folder = fs::is_directory(options.weights)
-                     ? options.weights
-                     : fs::path(options.weights).parent_path().string();
-  if (files.folder.empty()) files.folder = ".";
-  files.confined = true;
-  return model::parse_model_config(json, *file, files);
+  return model::parse_checkpoint_config(json, *file, options.weights);
 }
 
 at::Device resolve_device(const std::string& name) {

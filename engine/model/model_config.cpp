@@ -84,13 +84,13 @@ PaletteConfig read_palette(ObjectReader& parent, int channels) {
   return palette;
 }
 
-// Where the file a config names at `field` is (Note [Config files]).
+// Where the file a config names at `field` is (Note [Config files]); `confined_to` is the
+// checkpoint's folder for a checkpoint's config, else "".
 std::string config_file_path(ObjectReader& reader, const std::string& field,
-                             const std::string& name, const ConfigFiles& files) {
+                             const std::string& name, const std::string& confined_to) {
   namespace fs = std::filesystem;
   const fs::path path(name);
-  if (!files.confined) {
-    if (path.is_relative() && !files.folder.empty()) return (fs::path(files.folder) / path).string();
+  if (confined_to.empty()) {
     if (path.is_relative() && fs::is_regular_file(reader.file())) {
       return (fs::path(reader.file()).parent_path() / path).string();
     }
@@ -98,14 +98,14 @@ std::string config_file_path(ObjectReader& reader, const std::string& field,
   }
   const auto refuse = [&](const std::string& why) {
     reader.fail(reader.field_path(field), "a checkpoint's config may name only files inside its "
-                                          "folder " + files.folder + ": '" + name + "' " + why);
+                                          "folder " + confined_to + ": '" + name + "' " + why);
   };
   if (name.empty() || path.is_absolute() || path.has_root_name()) refuse("is not a relative name");
   const fs::path normal = path.lexically_normal();
   if (!normal.empty() && *normal.begin() == "..") refuse("leaves it");
   std::error_code error;
-  const fs::path folder = fs::weakly_canonical(files.folder, error);
-  const fs::path target = fs::weakly_canonical(fs::path(files.folder) / normal, error);
+  const fs::path folder = fs::weakly_canonical(confined_to, error);
+  const fs::path target = fs::weakly_canonical(fs::path(confined_to) / normal, error);
   if (error) refuse("cannot be resolved: " + error.message());
   const fs::path inside = target.lexically_relative(folder);
   if (inside.empty() || *inside.begin() == "..") refuse("leads outside it (a link)");
@@ -116,7 +116,7 @@ std::string config_file_path(ObjectReader& reader, const std::string& field,
 // "hold": 1, "fixed_hold": 1, "snap": true}, after the palette
 // (the book's letters index it).
 PatchSnapConfig read_patch_snap(ObjectReader& parent, const ModelConfig& config,
-                                const ConfigFiles& files) {
+                                const std::string& confined_to) {
   const std::string key = "patch_snap";
   ObjectReader reader(parent.get(key), parent.file(), key);
   PatchSnapConfig patch_snap;
@@ -133,7 +133,7 @@ PatchSnapConfig read_patch_snap(ObjectReader& parent, const ModelConfig& config,
                 "needs the model's palette (\"palette.colours\"): the book's patches are "
                 "its colours");
   }
-  const std::filesystem::path path(config_file_path(reader, "file", patch_snap.file, files));
+  const std::filesystem::path path(config_file_path(reader, "file", patch_snap.file, confined_to));
   PatchBook book;
   try {
     book = read_patch_book(path.string());
@@ -170,7 +170,7 @@ PatchSnapConfig read_patch_snap(ObjectReader& parent, const ModelConfig& config,
 // whose patches are the codebook's, with nothing of the pixel models' prediction, palette or
 // patch snap.
 TokenConfig read_tokens(ObjectReader& parent, const ModelConfig& config,
-                        const ConfigFiles& files) {
+                        const std::string& confined_to) {
   const std::string key = "tokens";
   ObjectReader reader(parent.get(key), parent.file(), key);
   TokenConfig tokens;
@@ -190,7 +190,7 @@ TokenConfig read_tokens(ObjectReader& parent, const ModelConfig& config,
   if (config.sampler.context_noise != 0.0) {
     reader.fail("sampler.context_noise", "must be 0 for a token model: it commits its tokens");
   }
-  const std::filesystem::path path(config_file_path(reader, "codebook", tokens.file, files));
+  const std::filesystem::path path(config_file_path(reader, "codebook", tokens.file, confined_to));
   Codebook book;
   try {
     book = read_codebook(path.string());
@@ -349,12 +349,11 @@ std::string TokenConfig::sure_problem(double value) const {
   return "";
 }
 
-ModelConfig parse_model_config(const nlohmann::json& json, const std::string& file) {
-  return parse_model_config(json, file, ConfigFiles{});
-}
+namespace {
 
-ModelConfig parse_model_config(const nlohmann::json& json, const std::string& file,
-                               const ConfigFiles& files) {
+// parse_model_config and parse_checkpoint_config; `confined_to` as config_file_path takes it.
+ModelConfig parse_config(const nlohmann::json& json, const std::string& file,
+                         const std::string& confined_to) {
   ObjectReader reader(json, file, "");
   ModelConfig config;
   config.file = file;
@@ -502,7 +501,7 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
                 "\"new_ground\" draws new ground among paint choices: needs \"paint\": true "
                 "(Note [New ground])");
   }
-  if (reader.has("patch_snap")) config.patch_snap = read_patch_snap(reader, config, files);
+  if (reader.has("patch_snap")) config.patch_snap = read_patch_snap(reader, config, confined_to);
   if (reader.has("tokens")) {
     for (const char* pixel_only : {"prediction", "palette", "patch_snap"}) {
       if (reader.has(pixel_only)) {
@@ -510,7 +509,7 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
                                 "codebook patches");
       }
     }
-    config.tokens = read_tokens(reader, config, files);
+    config.tokens = read_tokens(reader, config, confined_to);
   }
   if (reader.has("policies")) config.policies = reader.get("policies");
   reader.reject_unknown();
@@ -538,6 +537,21 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& fi
   }
   check_policies(config, reader);
   return config;
+}
+
+}  // namespace
+
+ModelConfig parse_model_config(const nlohmann::json& json, const std::string& file) {
+  return parse_config(json, file, "");
+}
+
+ModelConfig parse_checkpoint_config(const nlohmann::json& json, const std::string& where,
+                                    const std::string& checkpoint) {
+  namespace fs = std::filesystem;
+  std::string folder =
+      fs::is_directory(checkpoint) ? checkpoint : fs::path(checkpoint).parent_path().string();
+  if (folder.empty()) folder = ".";
+  return parse_config(json, where, folder);
 }
 
 ModelConfig load_model_config(const std::string& path) {

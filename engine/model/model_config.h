@@ -209,17 +209,15 @@ struct ModelConfig {
 // comes with the checkpoint, so it may name only files inside the checkpoint's folder: relative
 // names that stay inside it once "." and ".." and symbolic links are resolved; anything else is
 // refused naming the field, before a byte of it is read.
-struct ConfigFiles {
-  std::string folder;  // where relative names resolve ("": beside `file`, else as given)
-  bool confined = false;
-};
 
 // Parses and validates a config. Unknown keys, missing fields, wrong types and inconsistent
 // values throw wc::Error "<file>: field '<path>': <what>".
 ModelConfig parse_model_config(const nlohmann::json& json, const std::string& file);
-// The same for a config whose file names are confined to `files.folder` (a checkpoint's).
-ModelConfig parse_model_config(const nlohmann::json& json, const std::string& file,
-                               const ConfigFiles& files);
+// The same for the config kept in the metadata of the checkpoint `checkpoint` (a folder, or a
+// file whose folder is the checkpoint's), `where` naming it in errors: its file names stay
+// inside the checkpoint's folder.
+ModelConfig parse_checkpoint_config(const nlohmann::json& json, const std::string& where,
+                                    const std::string& checkpoint);
 ModelConfig load_model_config(const std::string& path);
 nlohmann::json model_config_to_json(const ModelConfig& config);
 

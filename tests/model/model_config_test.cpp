@@ -114,18 +114,17 @@ TEST(ModelConfig, ACheckpointsConfigNamesOnlyFilesInsideItsFolder) {
   fs::create_symlink(root / "outside.txt", root / "ckpt" / "link.txt");
   std::ifstream in(configs_dir() + "game-tokens.json");
   const nlohmann::json base = nlohmann::json::parse(in);
-  ConfigFiles files;
-  files.folder = (root / "ckpt").string();
-  files.confined = true;
+  const std::string checkpoint = (root / "ckpt").string();
   const auto with = [&](const std::string& name) {
     nlohmann::json json = base;
     json["tokens"]["codebook"] = name;
     return json;
   };
+  const auto parse = [&](const std::string& name) {
+    return parse_checkpoint_config(with(name), "ckpt (metadata)", checkpoint);
+  };
   for (const char* inside : {"codebook.txt", "./codebook.txt", "sub/../codebook.txt"}) {
-    EXPECT_EQ(parse_model_config(with(inside), "ckpt (metadata)", files).tokens.codebook->size(),
-              4096)
-        << inside;
+    EXPECT_EQ(parse(inside).tokens.codebook->size(), 4096) << inside;
   }
   const std::vector<std::pair<std::string, std::string>> refused = {
       {"/etc/passwd", "is not a relative name"},
@@ -135,8 +134,7 @@ TEST(ModelConfig, ACheckpointsConfigNamesOnlyFilesInsideItsFolder) {
       {"link.txt", "leads outside it"},
       {"", "is not a relative name"}};
   for (const auto& [name, why] : refused) {
-    const std::string error =
-        testing::error_of([&] { parse_model_config(with(name), "ckpt (metadata)", files); });
+    const std::string error = testing::error_of([&] { parse(name); });
     EXPECT_THAT(error, HasSubstr("field 'tokens.codebook'")) << name;
     EXPECT_THAT(error, HasSubstr(why)) << name;
   }

@@ -73,12 +73,8 @@ model::ModelConfig resolve_config(const EvalCliOptions& options, bool game) {
                 "--config FILE)");
   }
   const std::string where = checkpoint.path() + ": metadata 'config'";
-  // Note [Config files]: its file names stay inside the checkpoint's folder.
-  model::ConfigFiles files;
-  files.folder = fs::is_directory(weights) ? weights.string() : weights.parent_path().string();
-  if (files.folder.empty()) files.folder = ".";
-  files.confined = true;
-  return model::parse_model_config(parse_json(found->second, where), where, files);
+  return model::parse_checkpoint_config(parse_json(found->second, where), where,
+                                        options.weights);
 }
 
 at::ScalarType parse_dtype(const std::string& name) {
