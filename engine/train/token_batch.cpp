@@ -10,16 +10,13 @@
 
 namespace wc::train {
 
-at::Tensor scrolled_in(const at::Tensor& tokens) {
+at::Tensor step_shifts(const at::Tensor& tokens) {
   const at::NoGradGuard no_grad;
   const int64_t b = tokens.size(0), f = tokens.size(1), h = tokens.size(2), w = tokens.size(3);
-  at::Tensor strip = at::zeros({b, f, h, w}, tokens.options().dtype(at::kBool));
-  if (f < 2) return strip;
+  if (f < 2) return at::zeros({b, 0}, tokens.options().dtype(at::kLong));
   const at::Tensor now = tokens.slice(1, 1), before = tokens.slice(1, 0, f - 1);
-  // Shifts (dy, dx) in patches: a cell (y, x) now shows what (y + dy, x + dx) showed before.
-  const int shifts[5][2] = {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}};
   std::vector<at::Tensor> matches;
-  for (const auto& s : shifts) {
+  for (const auto& s : kStepShifts) {
     const int dy = s[0], dx = s[1];
     const at::Tensor a = now.slice(2, std::max(0, -dy), h - std::max(0, dy))
                              .slice(3, std::max(0, -dx), w - std::max(0, dx));
@@ -28,9 +25,17 @@ at::Tensor scrolled_in(const at::Tensor& tokens) {
     matches.push_back((a == c).sum({2, 3}));
   }
   // Ties go to the earlier shift: standing still first.
-  const at::Tensor best = std::get<1>(at::stack(matches, -1).max(-1));  // [B, F − 1]
+  return std::get<1>(at::stack(matches, -1).max(-1));
+}
+
+at::Tensor scrolled_in(const at::Tensor& tokens) {
+  const at::NoGradGuard no_grad;
+  const int64_t b = tokens.size(0), f = tokens.size(1), h = tokens.size(2), w = tokens.size(3);
+  at::Tensor strip = at::zeros({b, f, h, w}, tokens.options().dtype(at::kBool));
+  if (f < 2) return strip;
+  const at::Tensor best = step_shifts(tokens);  // [B, F − 1]
   for (int i = 1; i < 5; ++i) {
-    const int dy = shifts[i][0], dx = shifts[i][1];
+    const int dy = kStepShifts[i][0], dx = kStepShifts[i][1];
     at::Tensor edge = at::zeros({h, w}, strip.options());
     if (dy > 0) edge.select(0, h - 1).fill_(true);
     if (dy < 0) edge.select(0, 0).fill_(true);
@@ -62,7 +67,7 @@ at::Tensor masked_stream_mask(int frames, const std::vector<int>& noisy, int tok
 TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
                             const at::Tensor& positions, const TokenSpec& spec, int64_t vocab,
                             double action_dropout, int64_t dropped_action, uint64_t seed,
-                            const at::Tensor& overlay_cells) {
+                            const at::Tensor& overlay_cells, const OwnContext* own) {
   const at::NoGradGuard no_grad;
   const at::Device device = tokens.device();
   const int64_t b = tokens.size(0), f = tokens.size(1), h = tokens.size(2), w = tokens.size(3);
@@ -87,10 +92,11 @@ TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
   const at::Tensor dropped = at::rand({b, f}, gen, cpu_float).to(device) < action_dropout;
   const at::Tensor keyed = at::where(dropped, at::full({}, dropped_action, actions.options()), actions);
 
-  // Context corruption (never the sink frame).
-  at::Tensor context = tokens.reshape({b, f * n});
+  // Context corruption (never the sink frame, never a played clip's).
+  at::Tensor context = (own != nullptr ? own->context : tokens).reshape({b, f * n});
   {
-    const at::Tensor corrupt_clip = at::rand({b, 1}, gen, cpu_float) < spec.corrupt_share;
+    at::Tensor corrupt_clip = at::rand({b, 1}, gen, cpu_float) < spec.corrupt_share;
+    if (own != nullptr) corrupt_clip = corrupt_clip & ~own->rows.to(at::kCPU).view({b, 1});
     const at::Tensor level = at::rand({b, 1}, gen, cpu_float) * spec.max_corrupt;
     at::Tensor hit = (at::rand({b, f * n}, gen, cpu_float) < level) & corrupt_clip;
     hit.slice(1, 0, n).fill_(false);
@@ -99,7 +105,8 @@ TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
   }
 
   // The masked copies: a share r = cos(π/2·u) of each frame's tokens, at least one.
-  const at::Tensor truth = tokens.index_select(1, noisy_index).reshape({b, m, n});
+  const at::Tensor truth =
+      (own != nullptr ? own->targets : tokens).index_select(1, noisy_index).reshape({b, m, n});
   const at::Tensor share = at::cos(M_PI / 2.0 * at::rand({b, m, 1}, gen, cpu_float));
   const at::Tensor count = at::clamp_min(at::ceil(share * n), 1.0);  // [B, M, 1]
   const at::Tensor scores = at::rand({b, m, n}, gen, cpu_float);
@@ -118,6 +125,10 @@ TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
   batch.targets = truth;
   const at::Tensor strip = scrolled_in(tokens).index_select(1, noisy_index).reshape({b, m, n});
   batch.weights = masked.to(at::kFloat) * (1.0 + (spec.new_ground_weight - 1.0) * strip.to(at::kFloat));
+  if (own != nullptr) {
+    batch.weights = batch.weights *
+                    own->scored.index_select(1, noisy_index).reshape({b, m, n}).to(at::kFloat);
+  }
   if (overlay_cells.defined() && spec.overlay_weight != 1.0) {
     const at::Tensor overlay = overlay_cells.to(device, at::kFloat).reshape({1, 1, n});
     batch.weights = batch.weights * (1.0 + (spec.overlay_weight - 1.0) * overlay);

@@ -33,6 +33,17 @@ struct TokenSpec {
   double overlay_weight = 1.0;
   double corrupt_share = 0.5;
   double max_corrupt = 0.1;
+  // The share of each batch's clips whose context the model plays itself (Note [Own token
+  // context], token_rollout.h); 0: every context is the game's.
+  double own_share = 0.0;
+};
+
+// Clips whose context the model played (Note [Own token context]), over the whole batch: `rows`
+// ([B] bool) are the played clips; `context` ([B, F, h, w]) is each clip's context, `targets` what
+// its frames are scored against where `scored` ([B, F, h, w] bool). The other rows hold the game's
+// tokens, every place scored.
+struct OwnContext {
+  at::Tensor rows, context, targets, scored;
 };
 
 struct TokenBatch {
@@ -44,9 +55,16 @@ struct TokenBatch {
   std::vector<int> noisy;   // each masked frame's index in the clip, ascending
 };
 
-// The strip each frame's step brought into view ([B, F, h, w] bool; frame 0 has none): for each
-// frame, the one-patch shift (or none) of the frame before that explains most of its tokens, and
-// the cells whose source under that shift lies outside the frame before.
+// The one-patch shifts (dy, dx) a step can make, standing still first: a cell (y, x) then shows
+// what (y + dy, x + dx) showed the frame before.
+inline constexpr int kStepShifts[5][2] = {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}};
+
+// For each frame after the first ([B, F − 1] int64), the index in kStepShifts of the shift of
+// the frame before that explains most of its tokens (ties to the earlier shift).
+at::Tensor step_shifts(const at::Tensor& tokens);
+
+// The strip each frame's step brought into view ([B, F, h, w] bool; frame 0 has none): the
+// cells whose source under the frame's step_shifts shift lies outside the frame before.
 at::Tensor scrolled_in(const at::Tensor& tokens);
 
 // The attention mask of Note [Masked training] for `frames` context frames and the masked copies
@@ -57,11 +75,14 @@ at::Tensor masked_stream_mask(int frames, const std::vector<int>& noisy, int tok
 // The batch of clips `tokens` ([B, F, h, w] int64 on the training device), their `actions` and
 // `positions` ([B, F] int64). Actions are dropped to `dropped_action` with probability
 // `action_dropout`. Every draw follows from `seed`. `overlay_cells` ([h, w] bool, optional) are
-// the cells spec.overlay_weight applies to.
+// the cells spec.overlay_weight applies to. With `own`, its rows' context is the model's play and
+// their masked frames show and score its targets (places not scored weigh 0); their context is
+// never corrupted (it holds the model's own mistakes already).
 TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
                             const at::Tensor& positions, const TokenSpec& spec, int64_t vocab,
                             double action_dropout, int64_t dropped_action, uint64_t seed,
-                            const at::Tensor& overlay_cells = at::Tensor());
+                            const at::Tensor& overlay_cells = at::Tensor(),
+                            const OwnContext* own = nullptr);
 
 // The weighted mean cross-entropy of `logits` ([B, M, N, V]) at `targets` with `weights`.
 at::Tensor masked_token_loss(const at::Tensor& logits, const at::Tensor& targets,

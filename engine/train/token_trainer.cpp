@@ -17,12 +17,16 @@
 #include "engine/train/consistent_target.h"
 #include "engine/train/clip_stream.h"
 #include "engine/train/token_batch.h"
+#include "engine/train/token_rollout.h"
 #include "engine/train/train_loop.h"
 #include "engine/train/train_state.h"
 
 namespace wc::train {
 
 namespace fs = std::filesystem;
+
+// Set apart from the batch's own seed, so the play's draws are not the mask's.
+constexpr uint64_t kOwnPlaySeed = 0x6f776e706c6179ULL;
 
 TrainReport train_token_model(const TrainConfig& config, const model::ModelConfig& model_config,
                               const TrainOptions& options,
@@ -94,10 +98,27 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
     }
     miss_sum += misses;
     window_patches += tokens.numel();
+    const at::Tensor actions = clips.actions.to(options.device);
+    const at::Tensor positions = clips.positions.to(options.device);
+    // Note [Own token context]: the first rows' context is the model's own play.
+    const int64_t played_rows = std::llround(config.tokens.own_share * config.batch);
+    OwnContext own;
+    if (played_rows > 0) {
+      const auto first = [&](const at::Tensor& x) { return x.slice(0, 0, played_rows); };
+      const auto rest = [&](const at::Tensor& x) { return x.slice(0, played_rows); };
+      const at::Tensor played =
+          play_token_clips(*weights.model, first(tokens), first(actions), first(positions),
+                           /*seed_frames=*/1, step_seed(config.seed ^ kOwnPlaySeed, step));
+      const OwnTargets targets = own_token_targets(first(tokens), played, overlay_cells);
+      own.rows = at::arange(config.batch, actions.options()) < played_rows;
+      own.context = at::cat({played, rest(tokens)}, 0);
+      own.targets = at::cat({targets.tokens, rest(tokens)}, 0);
+      own.scored = at::cat({targets.scored, at::ones_like(rest(tokens), targets.scored.options())}, 0);
+    }
     const TokenBatch batch = make_token_batch(
-        tokens, clips.actions.to(options.device), clips.positions.to(options.device), config.tokens,
-        model_config.tokens.vocab, config.noise.action_dropout, config.noise.dropped_action,
-        step_seed(config.seed, step), overlay_cells);
+        tokens, actions, positions, config.tokens, model_config.tokens.vocab,
+        config.noise.action_dropout, config.noise.dropped_action, step_seed(config.seed, step),
+        overlay_cells, played_rows > 0 ? &own : nullptr);
     const at::Tensor logits = weights.model->forward_masked(batch.input, batch.mask);
     const at::Tensor loss = masked_token_loss(logits, batch.targets, batch.weights);
     const double lr = learning_rate_at(config, step);

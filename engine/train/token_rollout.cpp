@@ -1,0 +1,157 @@
+// See token_rollout.h.
+#include "engine/train/token_rollout.h"
+
+#include <ATen/core/grad_mode.h>
+
+#include <limits>
+
+#include "engine/attention/sdpa.h"
+#include "engine/rollout/token_sampler.h"
+#include "engine/train/token_batch.h"
+
+namespace wc::train {
+
+at::Tensor CachedTokenForward::run(const at::Tensor& frame, const at::Tensor& t,
+                                   const at::Tensor& actions, const at::Tensor& positions,
+                                   bool commit) {
+  const size_t layers = model_.config().layers;
+  if (keys_.empty()) {
+    keys_.resize(layers);
+    values_.resize(layers);
+  }
+  const model::AttendFn attend = [&](int layer, const at::Tensor& q, const at::Tensor& k,
+                                     const at::Tensor& v) {
+    const size_t l = static_cast<size_t>(layer);
+    const at::Tensor keys = keys_[l].defined() ? at::cat({keys_[l], k}, 2) : k;
+    const at::Tensor values = values_[l].defined() ? at::cat({values_[l], v}, 2) : v;
+    if (commit) {
+      keys_[l] = keys;
+      values_[l] = values;
+    }
+    return attention::attention(q, keys, values);
+  };
+  model::FrameBatch batch{frame, t, actions, 0, positions};
+  const at::Tensor out = model_.forward(batch, attend, /*with_head=*/!commit);
+  if (commit) ++frames_;
+  return out;
+}
+
+at::Tensor CachedTokenForward::logits(const at::Tensor& frame, const at::Tensor& t,
+                                      const at::Tensor& actions, const at::Tensor& positions) {
+  return run(frame, t, actions, positions, /*commit=*/false);
+}
+
+void CachedTokenForward::commit(const at::Tensor& frame, const at::Tensor& actions,
+                                const at::Tensor& positions) {
+  const at::Tensor t = at::zeros({frame.size(0), 1}, at::TensorOptions().device(frame.device()));
+  run(frame, t, actions, positions, /*commit=*/true);
+}
+
+at::Tensor play_token_clips(model::CausalDiTImpl& model, const at::Tensor& truth,
+                            const at::Tensor& actions, const at::Tensor& positions,
+                            int seed_frames, uint64_t seed) {
+  const at::NoGradGuard no_grad;
+  const model::TokenConfig& sampler = model.config().tokens;
+  const int64_t b = truth.size(0), f = truth.size(1), h = truth.size(2), w = truth.size(3);
+  const int64_t n = h * w, mask_id = sampler.vocab;
+  TORCH_CHECK(seed_frames >= 1 && seed_frames <= f, "play_token_clips: ", seed_frames,
+              " seed frames of a ", f, "-frame clip");
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  CachedTokenForward forward(model);
+  std::vector<at::Tensor> played;
+  const auto frame_of = [](const at::Tensor& x, int64_t i) { return x.slice(1, i, i + 1); };
+  for (int64_t i = 0; i < f; ++i) {
+    at::Tensor frame;
+    if (i < seed_frames) {
+      frame = frame_of(truth, i);
+    } else {
+      const at::Tensor uniforms =
+          at::rand({sampler.passes, b, 1, n}, gen, at::TensorOptions().dtype(at::kFloat))
+              .clamp_max(1.0 - 1e-7)
+              .to(truth.device());
+      at::Tensor tokens = at::full({b, 1, n}, mask_id, truth.options());
+      at::Tensor unsure;
+      for (int k = 0; k < sampler.passes; ++k) {
+        const at::Tensor t = (tokens == mask_id).to(at::kFloat).mean(-1);
+        const at::Tensor logits = forward.logits(tokens.view({b, 1, h, w}), t,
+                                                 frame_of(actions, i), frame_of(positions, i));
+        rollout::MaskedPass pass = rollout::masked_pass(
+            tokens, logits, uniforms.select(0, k), mask_id, sampler.temperature, sampler.top_p,
+            sampler.sure, rollout::stay_share(k, sampler.passes), unsure);
+        tokens = std::move(pass.tokens);
+        unsure = std::move(pass.unsure);
+      }
+      frame = tokens.view({b, 1, h, w});
+    }
+    played.push_back(frame);
+    if (i + 1 < f) forward.commit(frame, frame_of(actions, i), frame_of(positions, i));
+  }
+  return at::cat(played, 1);
+}
+
+OwnTargets own_token_targets(const at::Tensor& truth, const at::Tensor& own,
+                             const at::Tensor& overlay_cells) {
+  const at::NoGradGuard no_grad;
+  const int64_t b = truth.size(0), f = truth.size(1), h = truth.size(2), w = truth.size(3);
+  const int64_t n = h * w;
+  TORCH_CHECK(own.sizes() == truth.sizes(), "own_token_targets: the played clips are ",
+              own.sizes(), ", the game's ", truth.sizes());
+  OwnTargets out;
+  out.tokens = truth.clone();
+  out.scored = at::ones({b, f, h, w}, truth.options().dtype(at::kBool));
+  if (f < 2) return out;
+  const at::Device device = truth.device();
+  const at::Tensor overlay = overlay_cells.to(device, at::kBool);
+  const at::Tensor before = own.slice(1, 0, f - 1);
+  const at::Tensor game_before = truth.slice(1, 0, f - 1);
+  const at::Tensor now = truth.slice(1, 1);
+  const at::Tensor agrees = before == game_before;  // [B, F − 1, h, w]
+  const at::Tensor shift = step_shifts(truth);       // [B, F − 1]
+  // Under each frame's step: every cell's source one step back, clamped into the frame (for a
+  // cell of the strip the step brought into view, the edge cell it continues), and which cells
+  // are the model's ground moved (inside the frame, neither cell under the sprite or the HUD).
+  at::Tensor moved = before.clone(), game_moved = game_before.clone(), source_agrees = agrees.clone();
+  at::Tensor inside = at::zeros_like(agrees), ground = at::zeros_like(agrees);
+  const auto index = at::TensorOptions().dtype(at::kLong).device(device);
+  for (int s = 0; s < 5; ++s) {
+    const int dy = kStepShifts[s][0], dx = kStepShifts[s][1];
+    const at::Tensor ys = at::arange(h, index) + dy, xs = at::arange(w, index) + dx;
+    const at::Tensor in = ((ys >= 0) & (ys < h)).view({h, 1}) & ((xs >= 0) & (xs < w)).view({1, w});
+    const at::Tensor sy = ys.clamp(0, h - 1), sx = xs.clamp(0, w - 1);
+    const auto source = [&](const at::Tensor& x) { return x.index_select(2, sy).index_select(3, sx); };
+    const at::Tensor source_overlay = overlay.index_select(0, sy).index_select(1, sx);
+    const at::Tensor here = (shift == s).view({b, f - 1, 1, 1});
+    moved = at::where(here, source(before), moved);
+    game_moved = at::where(here, source(game_before), game_moved);
+    source_agrees = at::where(here, source(agrees), source_agrees);
+    inside = at::where(here, in.expand_as(inside), inside);
+    ground = at::where(here, (in & ~overlay & ~source_overlay).expand_as(ground), ground);
+  }
+  // What the step made of each patch of ground in the game's frame (the waves drift a pixel
+  // every few frames, render.h): the game's successor of the model's patch, where the game's
+  // frame shows that patch on its ground and always makes the same of it.
+  const auto flat = [&](const at::Tensor& x) { return x.reshape({b, f - 1, n}); };
+  const at::Tensor seen = flat(game_moved).unsqueeze(2) == flat(moved).unsqueeze(3);  // [.., own, game]
+  const at::Tensor shows = seen & flat(ground).unsqueeze(2);
+  const at::Tensor next = flat(now).unsqueeze(2).expand_as(shows);
+  const at::Tensor largest = at::where(shows, next, at::full({}, -1, next.options())).amax(-1);
+  const at::Tensor smallest =
+      at::where(shows, next, at::full({}, std::numeric_limits<int64_t>::max(), next.options())).amin(-1);
+  const at::Tensor known = (shows.any(-1) & (largest == smallest)).view({b, f - 1, h, w});
+  const at::Tensor successor = largest.view({b, f - 1, h, w});
+  // A step that changed none of the game's ground leaves every patch as it was.
+  const at::Tensor still = ((game_moved == now) | ~ground).flatten(2).all(-1).view({b, f - 1, 1, 1});
+  // The model's ground: the game's where the source agrees, else its successor or, on a still
+  // step, itself; unscored when neither is known. The strip and the overlay cells: the game's,
+  // scored where the model's cells they continue agree.
+  const at::Tensor own_ground = at::where(known, successor, moved);
+  const at::Tensor ground_scored = source_agrees | known | still;
+  const at::Tensor tokens = at::where(ground & ~source_agrees, own_ground, now);
+  const at::Tensor scored =
+      at::where(ground, ground_scored, at::where(inside, source_agrees & agrees, source_agrees));
+  out.tokens.slice(1, 1).copy_(tokens);
+  out.scored.slice(1, 1).copy_(scored);
+  return out;
+}
+
+}  // namespace wc::train

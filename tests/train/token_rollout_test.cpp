@@ -1,0 +1,279 @@
+// Note [Own token context]: the cached forward a played clip is drawn through equals the masked
+// training sequence, the play follows the model's sampler, and the targets are the game's rule
+// applied to the model's frame.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+
+#include "engine/game/game.h"
+#include "engine/model/codebook.h"
+#include "engine/model/dit.h"
+#include "engine/model/weights.h"
+#include "engine/train/consistent_target.h"
+#include "engine/train/token_batch.h"
+#include "engine/train/token_rollout.h"
+#include "engine/train/trainer.h"
+#include "tests/model/model_test_util.h"
+
+namespace wc::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+model::ModelConfig token_config(int vocab) {
+  model::Codebook book;
+  book.patch = 4;
+  book.colours = {{0, 0, 0}, {255, 255, 255}};
+  for (int e = 0; e < vocab; ++e) {
+    std::vector<uint8_t> entry(16);
+    for (int i = 0; i < 16; ++i) entry[static_cast<size_t>(i)] = (e >> (i % 5)) & 1;
+    entry[static_cast<size_t>(e % 16)] ^= 1;
+    book.entries.push_back(entry);
+  }
+  model::ModelConfig c = testing::tiny_config();
+  c.tokens.vocab = vocab;
+  c.tokens.passes = 3;
+  c.tokens.sure = 0.9;
+  c.tokens.codebook = std::make_shared<const model::Codebook>(book);
+  return c;
+}
+
+// Fast path against reference: a masked frame's logits through the cache of frames committed one
+// at a time equal the masked training sequence's, for a batch of clips.
+TEST(CachedTokenForward, EqualsTheMaskedSequence) {
+  std::mt19937 random(std::random_device{}());
+  const model::ModelConfig c = token_config(12);
+  model::CausalDiT net(c);
+  model::init_random_weights(net, random());
+  const int64_t b = 3, f = 5;
+  at::manual_seed(random());
+  const at::Tensor tokens = at::randint(0, c.tokens.vocab, {b, f, 4, 4}, at::kLong);
+  const at::Tensor actions = at::randint(0, 5, {b, f}, at::kLong);
+  const at::Tensor positions = at::arange(f, at::kLong).repeat({b, 1}) + at::randint(0, 50, {b, 1}, at::kLong);
+  at::NoGradGuard no_grad;
+  CachedTokenForward cached(*net);
+  for (int64_t p = 0; p < f; ++p) {
+    // Frame p with some tokens masked, against the committed frames 0..p−1.
+    at::Tensor shown = tokens.slice(1, p, p + 1).clone();
+    shown.masked_fill_(at::rand(shown.sizes()) < 0.5, c.tokens.vocab);
+    const at::Tensor t = (shown == c.tokens.vocab).to(at::kFloat).mean({2, 3});
+    const at::Tensor fast =
+        cached.logits(shown, t, actions.slice(1, p, p + 1), positions.slice(1, p, p + 1));
+    model::FrameBatch reference;
+    reference.frames = at::cat({tokens.slice(1, 0, p), shown}, 1);
+    reference.t = at::cat({at::zeros({b, p}), t}, 1);
+    reference.actions = actions.slice(1, 0, p + 1);
+    reference.positions = positions.slice(1, 0, p + 1);
+    reference.head_first_frame = static_cast<int>(p);
+    const at::Tensor mask = masked_stream_mask(static_cast<int>(p), {static_cast<int>(p)}, 16, at::kCPU);
+    const at::Tensor expected = net->forward_masked(reference, mask);
+    EXPECT_TRUE(at::allclose(fast, expected, 1e-4, 1e-4)) << "frame " << p;
+    cached.commit(tokens.slice(1, p, p + 1), actions.slice(1, p, p + 1), positions.slice(1, p, p + 1));
+  }
+  EXPECT_EQ(cached.frames(), f);
+}
+
+TEST(PlayTokenClips, KeepsTheSeedFramesAndDrawsEveryOtherFromTheCodebook) {
+  std::mt19937 random(std::random_device{}());
+  const model::ModelConfig c = token_config(10);
+  model::CausalDiT net(c);
+  model::init_random_weights(net, random());
+  const at::Tensor truth = at::randint(0, c.tokens.vocab, {2, 6, 4, 4}, at::kLong);
+  const at::Tensor actions = at::randint(0, 5, {2, 6}, at::kLong);
+  const at::Tensor positions = at::arange(6, at::kLong).repeat({2, 1});
+  const uint64_t seed = random();
+  const at::Tensor played = play_token_clips(*net, truth, actions, positions, 2, seed);
+  ASSERT_EQ(played.sizes(), truth.sizes());
+  EXPECT_TRUE(played.slice(1, 0, 2).equal(truth.slice(1, 0, 2)));
+  EXPECT_TRUE(played.ge(0).all().item<bool>());
+  EXPECT_TRUE(played.lt(c.tokens.vocab).all().item<bool>()) << "no place is left masked";
+  // The same seed plays the same clips; another seed draws other frames (random weights spread
+  // their mass over the codebook, so 64 draws agreeing by chance is out of the question).
+  EXPECT_TRUE(play_token_clips(*net, truth, actions, positions, 2, seed).equal(played));
+  EXPECT_FALSE(play_token_clips(*net, truth, actions, positions, 2, seed + 1).equal(played));
+}
+
+TEST(PlayTokenClips, RefusesSeedFramesOutsideTheClip) {
+  const model::ModelConfig c = token_config(10);
+  model::CausalDiT net(c);
+  const at::Tensor truth = at::zeros({1, 3, 4, 4}, at::kLong);
+  const at::Tensor keys = at::zeros({1, 3}, at::kLong);
+  EXPECT_THROW(play_token_clips(*net, truth, keys, keys, 0, 1), c10::Error);
+  EXPECT_THROW(play_token_clips(*net, truth, keys, keys, 4, 1), c10::Error);
+}
+
+// The game's frames as tokens (each distinct 8x8 patch one token), 128x128.
+at::Tensor game_tokens(uint64_t seed, const std::vector<game::Action>& actions) {
+  game::Game g({128, 128, seed, true});
+  std::vector<std::vector<uint8_t>> frames = {g.frame()};
+  for (game::Action a : actions) {
+    g.step(a);
+    frames.push_back(g.frame());
+  }
+  std::map<std::vector<uint8_t>, int64_t> entries;
+  const int64_t f = static_cast<int64_t>(frames.size());
+  at::Tensor out = at::empty({1, f, 16, 16}, at::kLong);
+  for (int64_t i = 0; i < f; ++i) {
+    for (int ty = 0; ty < 16; ++ty) {
+      for (int tx = 0; tx < 16; ++tx) {
+        std::vector<uint8_t> entry;
+        for (int py = 0; py < 8; ++py) {
+          const uint8_t* row = &frames[static_cast<size_t>(i)][((ty * 8 + py) * 128 + tx * 8) * 4];
+          entry.insert(entry.end(), row, row + 32);
+        }
+        out[0][i][ty][tx] = entries.emplace(entry, static_cast<int64_t>(entries.size())).first->second;
+      }
+    }
+  }
+  return out;
+}
+
+at::Tensor overlay_cells_128() {
+  return overlay_mask(128, 128).view({16, 8, 16, 8}).any(3).any(1);
+}
+
+std::vector<game::Action> random_walk(std::mt19937& random, int frames) {
+  std::vector<game::Action> walk;
+  while (static_cast<int>(walk.size()) < frames) {
+    const auto a = static_cast<game::Action>(random() % 5);
+    for (int k = 1 + static_cast<int>(random() % 6); k > 0 && static_cast<int>(walk.size()) < frames; --k) {
+      walk.push_back(a);
+    }
+  }
+  return walk;
+}
+
+// Where the model's frame is the game's, the target is the game's frame, every place scored:
+// the rule is the game's own.
+TEST(OwnTokenTargets, AreTheGamesFramesWhenTheModelPlaysTheGame) {
+  std::mt19937 random(std::random_device{}());
+  for (int clip = 0; clip < 4; ++clip) {
+    const at::Tensor truth = game_tokens(random() % 100000, random_walk(random, 40));
+    const OwnTargets t = own_token_targets(truth, truth, overlay_cells_128());
+    EXPECT_TRUE(t.tokens.equal(truth)) << "clip " << clip;
+    EXPECT_TRUE(t.scored.all().item<bool>()) << "clip " << clip;
+  }
+}
+
+// The game's step applied to the model's frames `own`, written cell by cell.
+void expect_own_targets(const at::Tensor& truth, const at::Tensor& own, const std::string& name) {
+  const at::Tensor overlay = overlay_cells_128();
+  const OwnTargets t = own_token_targets(truth, own, overlay);
+  const at::Tensor shifts = step_shifts(truth);
+  for (int64_t i = 2; i < truth.size(1); ++i) {
+    // Whether the model's frame before shows the game's patch at a cell.
+    const auto agrees = [&](int y, int x) {
+      return own[0][i - 1][y][x].item<int64_t>() == truth[0][i - 1][y][x].item<int64_t>();
+    };
+    const int s = static_cast<int>(shifts[0][i - 1].item<int64_t>());
+    const int dy = kStepShifts[s][0], dx = kStepShifts[s][1];
+    const auto ground = [&](int y, int x) {
+      const int sy = y + dy, sx = x + dx;
+      return sy >= 0 && sy < 16 && sx >= 0 && sx < 16 && !overlay[y][x].item<bool>() &&
+             !overlay[sy][sx].item<bool>();
+    };
+    // What the game's step made of each of its ground patches, and whether it changed any.
+    std::map<int64_t, std::set<int64_t>> successors;
+    bool still = true;
+    for (int y = 0; y < 16; ++y) {
+      for (int x = 0; x < 16; ++x) {
+        if (!ground(y, x)) continue;
+        const int64_t from = truth[0][i - 1][y + dy][x + dx].item<int64_t>();
+        const int64_t to = truth[0][i][y][x].item<int64_t>();
+        successors[from].insert(to);
+        still &= from == to;
+      }
+    }
+    for (int y = 0; y < 16; ++y) {
+      for (int x = 0; x < 16; ++x) {
+        const int sy = y + dy, sx = x + dx;
+        const bool inside = sy >= 0 && sy < 16 && sx >= 0 && sx < 16;
+        const int cy = std::clamp(sy, 0, 15), cx = std::clamp(sx, 0, 15);
+        const int64_t target = t.tokens[0][i][y][x].item<int64_t>();
+        const bool scored = t.scored[0][i][y][x].item<bool>();
+        const std::string where = name + " frame " + std::to_string(i) + " cell " +
+                                  std::to_string(y) + "," + std::to_string(x);
+        if (ground(y, x) && !agrees(sy, sx)) {
+          const int64_t mine = own[0][i - 1][sy][sx].item<int64_t>();
+          const auto found = successors.find(mine);
+          if (found != successors.end() && found->second.size() == 1) {
+            EXPECT_TRUE(scored) << where;
+            EXPECT_EQ(target, *found->second.begin()) << where;
+          } else {
+            EXPECT_EQ(scored, still) << where;
+            EXPECT_EQ(target, mine) << where;
+          }
+        } else if (ground(y, x)) {
+          EXPECT_TRUE(scored) << where;
+          EXPECT_EQ(target, truth[0][i][y][x].item<int64_t>()) << where;
+        } else {
+          EXPECT_EQ(target, truth[0][i][y][x].item<int64_t>()) << where;
+          EXPECT_EQ(scored, agrees(cy, cx) && (!inside || agrees(y, x))) << where;
+        }
+      }
+    }
+  }
+}
+
+// Ground the model drew on its own moves with the game's step: a patch the game never shows is
+// kept on a step that changed none of the game's ground and unscored on one that did (the
+// waves drifted); a patch the game shows becomes what the game made of it. The strip beside the
+// model's ground is not scored against the game's, nor the sprite and HUD over it.
+TEST(OwnTokenTargets, MoveTheModelsOwnGroundWithTheGamesStep) {
+  std::mt19937 random(std::random_device{}());
+  for (int clip = 0; clip < 6; ++clip) {
+    const at::Tensor truth = game_tokens(random() % 100000, random_walk(random, 40));
+    const int64_t y0 = random() % 14, x0 = random() % 14;
+    at::Tensor unseen = truth.clone();
+    unseen.slice(1, 1).slice(2, y0, y0 + 3).slice(3, x0, x0 + 3).fill_(100000);
+    expect_own_targets(truth, unseen, "unseen patch, clip " + std::to_string(clip));
+    // The square holds, in every frame, what the game shows at one of its cells then.
+    at::Tensor seen = truth.clone();
+    const int64_t ry = random() % 16, rx = random() % 16;
+    for (int64_t i = 1; i < truth.size(1); ++i) {
+      seen[0][i].slice(0, y0, y0 + 3).slice(1, x0, x0 + 3).fill_(truth[0][i][ry][rx].item<int64_t>());
+    }
+    expect_own_targets(truth, seen, "seen patch, clip " + std::to_string(clip));
+  }
+}
+
+TEST(MakeTokenBatch, PlayedRowsShowAndScoreTheirOwnTargets) {
+  const int64_t vocab = 20, b = 3, f = 7;
+  const at::Tensor tokens = at::randint(0, vocab, {b, f, 4, 4}, at::kLong);
+  const at::Tensor actions = at::zeros({b, f}, at::kLong);
+  const at::Tensor positions = at::arange(f, at::kLong).repeat({b, 1});
+  OwnContext own;
+  own.rows = at::arange(b, at::kLong) < 1;
+  own.context = tokens.clone();
+  own.context[0] = at::randint(0, vocab, {f, 4, 4}, at::kLong);
+  own.targets = tokens.clone();
+  own.targets[0] = at::randint(0, vocab, {f, 4, 4}, at::kLong);
+  own.scored = at::ones({b, f, 4, 4}, at::kBool);
+  own.scored[0] = at::rand({f, 4, 4}) < 0.5;
+  TokenSpec spec;
+  spec.noisy_frames = 3;
+  spec.corrupt_share = 1.0;
+  spec.max_corrupt = 0.5;
+  const TokenBatch batch = make_token_batch(tokens, actions, positions, spec, vocab, 0.0, 5, 4,
+                                            at::Tensor(), &own);
+  // The played row's context is its play, never corrupted; the others' are the game's, corrupted.
+  EXPECT_TRUE(batch.input.frames[0].slice(0, 0, f).equal(own.context[0]));
+  EXPECT_FALSE(batch.input.frames.slice(0, 1).slice(1, 0, f).equal(tokens.slice(0, 1)));
+  for (size_t k = 0; k < batch.noisy.size(); ++k) {
+    const int64_t p = batch.noisy[k], row = f + static_cast<int64_t>(k);
+    const at::Tensor target = own.targets.select(1, p).reshape({b, 16});
+    EXPECT_TRUE(batch.targets.select(1, static_cast<int64_t>(k)).equal(target));
+    const at::Tensor shown = batch.input.frames.select(1, row).reshape({b, 16});
+    const at::Tensor masked = shown == vocab;
+    EXPECT_TRUE(at::where(masked, target, shown).equal(target));
+    const at::Tensor w = batch.weights.select(1, static_cast<int64_t>(k));
+    EXPECT_TRUE((w.gt(0) == (masked & own.scored.select(1, p).reshape({b, 16}))).all().item<bool>());
+  }
+}
+
+}  // namespace
+}  // namespace wc::train
