@@ -319,6 +319,21 @@ TEST_F(TokenTrainerTest, LearnsAndExportsAModelThatPlays) {
   EXPECT_EQ(train(config_, options).first_step, 30);
 }
 
+// Note [Own token context]: with half the clips played by the model itself, the loop still learns.
+TEST_F(TokenTrainerTest, LearnsWithPlayedContexts) {
+  config_.tokens.own_share = 0.5;
+  TrainOptions options;
+  options.out_dir = (dir_ / "run").string();
+  options.max_steps = 30;
+  options.progress_bar = false;
+  std::vector<double> losses;
+  const TrainReport report = train(config_, options, [&](const StepReport& r) { losses.push_back(r.loss); });
+  EXPECT_EQ(report.steps, 30);
+  ASSERT_GE(losses.size(), 2u);
+  EXPECT_LT(losses.back(), losses.front());
+  EXPECT_TRUE(fs::exists(dir_ / "run" / "model" / "config.json"));
+}
+
 TEST_F(TokenTrainerTest, RefusesAMissingTokensSection) {
   config_.has_tokens = false;
   TrainOptions options;

@@ -235,6 +235,19 @@ TEST(TrainConfig, OverlayWeightIsOptionalAndChecked) {
   EXPECT_THAT(error_of(j), HasSubstr("field 'loss.overlay_weight': must be in [0"));
 }
 
+// Note [Own token context]: the token configs parse, and the played share is optional and bounded.
+TEST(TrainConfig, TokenOwnShareIsOptionalAndChecked) {
+  const std::string dir = std::string(WORLDCAST_SOURCE_DIR) + "/assets/train/";
+  EXPECT_EQ(load_train_config(dir + "game-tokens.json").tokens.own_share, 0.0);
+  EXPECT_EQ(load_train_config(dir + "game-tokens-own.json").tokens.own_share, 0.5);
+  std::ifstream in(dir + "game-tokens.json");
+  nlohmann::json j = nlohmann::json::parse(in);
+  j["tokens"]["own_share"] = 0.25;
+  EXPECT_EQ(parse_train_config(j, "run.json").tokens.own_share, 0.25);
+  j["tokens"]["own_share"] = 1.5;
+  EXPECT_THAT(error_of(j), HasSubstr("field 'tokens.own_share': must be in [0"));
+}
+
 // Note [Deep rollout]: a lead is optional, bounded, and only the own rollout plays it.
 TEST(TrainConfig, LeadNeedsTheOwnRollout) {
   nlohmann::json j = bundled_json();
