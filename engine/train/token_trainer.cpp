@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.h"
@@ -64,6 +65,11 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
           .any(3)
           .any(1)
           .to(options.device);
+  // Note [Own token context]: the steps the model's own walls allow.
+  std::optional<OwnStepReader> own_steps;
+  if (config.tokens.own_share > 0.0) {
+    own_steps.emplace(*model_config.tokens.codebook, config.clips.width, config.clips.height);
+  }
   const int64_t target = options.max_steps > 0 ? options.max_steps : config.steps;
   ClipStream stream(config.clips, config.batch, config.seed, progress.step, config.data_workers);
   MixedPrecision precision(options.device);
@@ -109,7 +115,8 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
       const at::Tensor played =
           play_token_clips(*weights.model, first(tokens), first(actions), first(positions),
                            /*seed_frames=*/1, step_seed(config.seed ^ kOwnPlaySeed, step));
-      const OwnTargets targets = own_token_targets(first(tokens), played, overlay_cells);
+      const at::Tensor steps = own_steps->steps(played, first(clips.actions));
+      const OwnTargets targets = own_token_targets(first(tokens), played, steps, overlay_cells);
       own.rows = at::arange(config.batch, actions.options()) < played_rows;
       own.context = at::cat({played, rest(tokens)}, 0);
       own.targets = at::cat({targets.tokens, rest(tokens)}, 0);

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <array>
 #include <map>
 #include <random>
 #include <set>
@@ -106,30 +107,69 @@ TEST(PlayTokenClips, RefusesSeedFramesOutsideTheClip) {
   EXPECT_THROW(play_token_clips(*net, truth, keys, keys, 4, 1), c10::Error);
 }
 
-// The game's frames as tokens (each distinct 8x8 patch one token), 128x128.
-at::Tensor game_tokens(uint64_t seed, const std::vector<game::Action>& actions) {
+// The game's frames as tokens of the codebook of their distinct 8x8 patches, 128x128, and the
+// camera's step into each frame (an index in kStepShifts; 0 into the first).
+struct GameClip {
+  at::Tensor tokens;  // [1, F, 16, 16]
+  at::Tensor actions;  // [1, F]
+  std::vector<int> moves;
+  model::Codebook book;
+};
+
+GameClip game_clip(uint64_t seed, const std::vector<game::Action>& actions) {
   game::Game g({128, 128, seed, true});
   std::vector<std::vector<uint8_t>> frames = {g.frame()};
+  GameClip out;
+  out.moves.push_back(0);
   for (game::Action a : actions) {
+    const int x = g.camera_x(), y = g.camera_y();
     g.step(a);
     frames.push_back(g.frame());
+    const int dy = (g.camera_y() - y) / 8, dx = (g.camera_x() - x) / 8;
+    int move = 0;
+    for (int s = 0; s < 5; ++s) {
+      if (kStepShifts[s][0] == dy && kStepShifts[s][1] == dx) move = s;
+    }
+    out.moves.push_back(move);
   }
+  std::map<std::array<uint8_t, 3>, uint8_t> colours;
   std::map<std::vector<uint8_t>, int64_t> entries;
+  out.book.patch = 8;
   const int64_t f = static_cast<int64_t>(frames.size());
-  at::Tensor out = at::empty({1, f, 16, 16}, at::kLong);
+  out.tokens = at::empty({1, f, 16, 16}, at::kLong);
   for (int64_t i = 0; i < f; ++i) {
     for (int ty = 0; ty < 16; ++ty) {
       for (int tx = 0; tx < 16; ++tx) {
         std::vector<uint8_t> entry;
         for (int py = 0; py < 8; ++py) {
-          const uint8_t* row = &frames[static_cast<size_t>(i)][((ty * 8 + py) * 128 + tx * 8) * 4];
-          entry.insert(entry.end(), row, row + 32);
+          for (int px = 0; px < 8; ++px) {
+            const uint8_t* p = &frames[static_cast<size_t>(i)][((ty * 8 + py) * 128 + tx * 8 + px) * 4];
+            const std::array<uint8_t, 3> c{p[0], p[1], p[2]};
+            auto it = colours.find(c);
+            if (it == colours.end()) {
+              it = colours.emplace(c, static_cast<uint8_t>(colours.size())).first;
+              out.book.colours.push_back(c);
+            }
+            entry.push_back(it->second);
+          }
         }
-        out[0][i][ty][tx] = entries.emplace(entry, static_cast<int64_t>(entries.size())).first->second;
+        auto e = entries.find(entry);
+        if (e == entries.end()) {
+          e = entries.emplace(entry, static_cast<int64_t>(out.book.entries.size())).first;
+          out.book.entries.push_back(entry);
+        }
+        out.tokens[0][i][ty][tx] = e->second;
       }
     }
   }
+  std::vector<int64_t> keys = {0};
+  for (game::Action a : actions) keys.push_back(static_cast<int64_t>(a));
+  out.actions = at::tensor(keys, at::kLong).unsqueeze(0);
   return out;
+}
+
+at::Tensor game_tokens(uint64_t seed, const std::vector<game::Action>& actions) {
+  return game_clip(seed, actions).tokens;
 }
 
 at::Tensor overlay_cells_128() {
@@ -153,7 +193,7 @@ TEST(OwnTokenTargets, AreTheGamesFramesWhenTheModelPlaysTheGame) {
   std::mt19937 random(std::random_device{}());
   for (int clip = 0; clip < 4; ++clip) {
     const at::Tensor truth = game_tokens(random() % 100000, random_walk(random, 40));
-    const OwnTargets t = own_token_targets(truth, truth, overlay_cells_128());
+    const OwnTargets t = own_token_targets(truth, truth, step_shifts(truth), overlay_cells_128());
     EXPECT_TRUE(t.tokens.equal(truth)) << "clip " << clip;
     EXPECT_TRUE(t.scored.all().item<bool>()) << "clip " << clip;
   }
@@ -162,8 +202,8 @@ TEST(OwnTokenTargets, AreTheGamesFramesWhenTheModelPlaysTheGame) {
 // The game's step applied to the model's frames `own`, written cell by cell.
 void expect_own_targets(const at::Tensor& truth, const at::Tensor& own, const std::string& name) {
   const at::Tensor overlay = overlay_cells_128();
-  const OwnTargets t = own_token_targets(truth, own, overlay);
   const at::Tensor shifts = step_shifts(truth);
+  const OwnTargets t = own_token_targets(truth, own, shifts, overlay);
   for (int64_t i = 2; i < truth.size(1); ++i) {
     // Whether the model's frame before shows the game's patch at a cell.
     const auto agrees = [&](int y, int x) {
@@ -204,15 +244,16 @@ void expect_own_targets(const at::Tensor& truth, const at::Tensor& own, const st
             EXPECT_TRUE(scored) << where;
             EXPECT_EQ(target, *found->second.begin()) << where;
           } else {
+            // Kept on a still step; else unscored, showing what the model drew there.
             EXPECT_EQ(scored, still) << where;
-            EXPECT_EQ(target, mine) << where;
+            EXPECT_EQ(target, still ? mine : own[0][i][y][x].item<int64_t>()) << where;
           }
         } else if (ground(y, x)) {
           EXPECT_TRUE(scored) << where;
           EXPECT_EQ(target, truth[0][i][y][x].item<int64_t>()) << where;
         } else {
-          EXPECT_EQ(target, truth[0][i][y][x].item<int64_t>()) << where;
           EXPECT_EQ(scored, agrees(cy, cx) && (!inside || agrees(y, x))) << where;
+          EXPECT_EQ(target, (scored ? truth : own)[0][i][y][x].item<int64_t>()) << where;
         }
       }
     }
@@ -238,6 +279,59 @@ TEST(OwnTokenTargets, MoveTheModelsOwnGroundWithTheGamesStep) {
       seen[0][i].slice(0, y0, y0 + 3).slice(1, x0, x0 + 3).fill_(truth[0][i][ry][rx].item<int64_t>());
     }
     expect_own_targets(truth, seen, "seen patch, clip " + std::to_string(clip));
+  }
+}
+
+// Where the model's walls stop a step the game took, its view stands: its ground stays (or
+// becomes what the game's step made of it), the strip and the overlays are unscored.
+TEST(OwnTokenTargets, StandWhereTheModelsStepStands) {
+  std::mt19937 random(std::random_device{}());
+  const at::Tensor overlay = overlay_cells_128();
+  for (int clip = 0; clip < 4; ++clip) {
+    std::vector<game::Action> walk(30, static_cast<game::Action>(1 + random() % 4));
+    const GameClip g = game_clip(random() % 100000, walk);
+    const at::Tensor own = g.tokens.clone();
+    const at::Tensor standing = at::zeros({1, g.tokens.size(1) - 1}, at::kLong);
+    const OwnTargets t = own_token_targets(g.tokens, own, standing, overlay);
+    const at::Tensor game_steps = step_shifts(g.tokens);
+    for (int64_t i = 1; i < g.tokens.size(1); ++i) {
+      if (game_steps[0][i - 1].item<int64_t>() == 0) continue;  // the game stood too
+      for (int y = 0; y < 16; ++y) {
+        for (int x = 0; x < 16; ++x) {
+          const std::string where = "clip " + std::to_string(clip) + " frame " +
+                                    std::to_string(i) + " cell " + std::to_string(y) + "," +
+                                    std::to_string(x);
+          if (overlay[y][x].item<bool>()) {
+            EXPECT_FALSE(t.scored[0][i][y][x].item<bool>()) << where;
+            continue;
+          }
+          // The ground stands: the model's patch, or what the game made of it.
+          if (t.scored[0][i][y][x].item<bool>()) {
+            const int64_t mine = own[0][i - 1][y][x].item<int64_t>();
+            const int64_t target = t.tokens[0][i][y][x].item<int64_t>();
+            EXPECT_TRUE(target == mine || (g.tokens[0][i] == target).any().item<bool>()) << where;
+          }
+        }
+      }
+      // Most of a standing view is scored (only wave steps leave patches the game does not
+      // show unscored).
+      EXPECT_GT(t.scored[0][i].to(at::kFloat).mean().item<double>(), 0.3) << "frame " << i;
+    }
+  }
+}
+
+// The game's rule read off the game's own frames is the game's step, every step.
+TEST(OwnStepReader, ReadsTheGamesStepsOffItsFrames) {
+  std::mt19937 random(std::random_device{}());
+  for (int clip = 0; clip < 3; ++clip) {
+    const GameClip g = game_clip(random() % 100000, random_walk(random, 60));
+    const OwnStepReader reader(g.book, 128, 128);
+    const at::Tensor steps = reader.steps(g.tokens, g.actions);
+    ASSERT_EQ(steps.sizes(), (at::IntArrayRef{1, g.tokens.size(1) - 1}));
+    for (int64_t i = 1; i < g.tokens.size(1); ++i) {
+      EXPECT_EQ(steps[0][i - 1].item<int64_t>(), g.moves[static_cast<size_t>(i)])
+          << "clip " << clip << " frame " << i << " key " << g.actions[0][i].item<int64_t>();
+    }
   }
 }
 
