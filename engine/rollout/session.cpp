@@ -15,6 +15,7 @@
 #include "engine/game/game.h"
 #include "engine/model/dit.h"
 #include "engine/model/prediction.h"
+#include "engine/model/memory_budget.h"
 #include "engine/model/weights.h"
 #include "engine/rollout/cpu_allocator.h"
 #include "engine/rollout/decode.h"
@@ -343,6 +344,17 @@ std::unique_ptr<Session> Session::create(const model::ModelConfig& config,
   impl->device = device;
   if (device.is_cpu()) keep_cpu_tensor_memory();
   impl->dtype = options.dtype.value_or(device.is_cuda() ? at::kBFloat16 : at::kFloat);
+  {
+    // Note [Memory budget]: refused before anything is allocated. The cache is counted at the
+    // window the policy keeps (a policy without one starts from a block).
+    const nlohmann::json settings = config.policy_settings(
+        policy_name, policy_settings.is_null() ? nlohmann::json::object() : policy_settings);
+    const nlohmann::json window = settings.is_object() ? settings.value("window", nlohmann::json())
+                                                       : nlohmann::json();
+    const int64_t frames = window.is_number_integer() ? std::max<int64_t>(0, window.get<int64_t>()) : 0;
+    model::require_memory(where, model::play_memory(config, impl->size, impl->dtype, device, frames),
+                          device);
+  }
   impl->model = model::CausalDiT(config);
   if (weights.empty()) {
     model::init_random_weights(impl->model, options.weights_seed);

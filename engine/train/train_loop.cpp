@@ -6,6 +6,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/log.h"
+#include "engine/model/memory_budget.h"
 #include "engine/model/weights.h"
 
 namespace wc::train {
@@ -13,6 +14,11 @@ namespace {
 
 model::CausalDiT training_model(const model::ModelConfig& model_config, const TrainConfig& config,
                                 const at::Device& device) {
+  // Note [Memory budget]: a clip's frames are the floor of one step's sequence.
+  const int64_t tokens = int64_t{config.clips.frames} * (config.clips.height / model_config.patch_h) *
+                         (config.clips.width / model_config.patch_w);
+  model::require_memory(model_config.file.empty() ? model_config.name : model_config.file,
+                        model::training_memory(model_config, device, config.batch, tokens), device);
   model::CausalDiT model(model_config);
   init_training_weights(*model, config.seed);
   model->to(device);

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "engine/core/error.h"
+#include "engine/model/memory_budget.h"
 #include "engine/core/log.h"
 #include "plugin/src/plugin_error.h"
 
@@ -57,6 +58,8 @@ wc_result call_guarded_impl(const char* where, ErrorSink* sink, wc_result engine
       return body(context);
     } catch (const PluginError& error) {
       return fail(sink, error.code(), where, error.what());
+    } catch (const model::OutOfMemory& error) {
+      return fail(sink, WC_RESULT_ERROR_OUT_OF_MEMORY, where, error.what());
     } catch (const Error& error) {
       return fail(sink, engine_error_code, where, error.what());
     } catch (const std::bad_alloc&) {

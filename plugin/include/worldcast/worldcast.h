@@ -304,8 +304,10 @@ WC_API wc_result wc_runtime_vulkan_device_extensions(wc_runtime runtime, const c
                                                      uint32_t capacity, uint32_t* count);
 
 /* Creates a session: loads the config and weights, creates the policy and seeds the first
- * frame (frame_index 0). Threads: never waits for other calls, but takes the load's time
- * (seconds for large models): call it off the render thread. */
+ * frame (frame_index 0). WC_RESULT_ERROR_OUT_OF_MEMORY, before anything is allocated, when
+ * the model's weights, the policy's cache and a block's forward cannot fit in the memory free on
+ * the host or the device (the last error names both figures). Threads: never waits for other
+ * calls, but takes the load's time (seconds for large models): call it off the render thread. */
 WC_API wc_result wc_session_create(wc_runtime runtime, const wc_session_desc* desc,
                                    wc_session* out_session);
 
