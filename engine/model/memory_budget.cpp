@@ -28,7 +28,7 @@ int64_t plus(int64_t a, int64_t b) {
   return a > top - b ? top : a + b;
 }
 
-int64_t parameter_count(const ModelConfig& config) {
+int64_t spec_count(const ModelConfig& config) {
   int64_t count = 0;
   for (const TensorSpec& spec : model_tensor_specs(config, Dtype::kF32)) {
     int64_t n = 1;
@@ -36,6 +36,17 @@ int64_t parameter_count(const ModelConfig& config) {
     count = plus(count, n);
   }
   return count;
+}
+
+// Every layer holds the same tensors, so the count is one layer's times the layers plus the
+// rest: exact, and at once for a config of a million layers.
+int64_t parameter_count(const ModelConfig& config) {
+  if (config.layers <= 2) return spec_count(config);
+  ModelConfig one = config, two = config;
+  one.layers = 1;
+  two.layers = 2;
+  const int64_t first = spec_count(one), layer = spec_count(two) - first;
+  return plus(first, times(layer, config.layers - 1));
 }
 
 // The largest transient of one forward over `tokens` queries against `keys` keys, in

@@ -317,6 +317,21 @@ struct Session::Impl {
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
+void require_session_memory(const model::ModelConfig& config, const model::FrameSize& size,
+                            const std::string& policy_name, const nlohmann::json& policy_settings,
+                            at::Device device, at::ScalarType dtype) {
+  // The cache is counted at the window the policy keeps (a policy without one starts from a
+  // block).
+  const nlohmann::json settings = config.policy_settings(
+      policy_name, policy_settings.is_null() ? nlohmann::json::object() : policy_settings);
+  const nlohmann::json window =
+      settings.is_object() ? settings.value("window", nlohmann::json()) : nlohmann::json();
+  const int64_t frames =
+      window.is_number_integer() ? std::max<int64_t>(0, window.get<int64_t>()) : 0;
+  model::require_memory(config.file.empty() ? config.name : config.file,
+                        model::play_memory(config, size, dtype, device, frames), device);
+}
+
 std::unique_ptr<Session> Session::create(const model::ModelConfig& config,
                                          const std::string& weights, const std::string& policy_name,
                                          const nlohmann::json& policy_settings, uint64_t seed,
@@ -344,17 +359,7 @@ std::unique_ptr<Session> Session::create(const model::ModelConfig& config,
   impl->device = device;
   if (device.is_cpu()) keep_cpu_tensor_memory();
   impl->dtype = options.dtype.value_or(device.is_cuda() ? at::kBFloat16 : at::kFloat);
-  {
-    // Note [Memory budget]: refused before anything is allocated. The cache is counted at the
-    // window the policy keeps (a policy without one starts from a block).
-    const nlohmann::json settings = config.policy_settings(
-        policy_name, policy_settings.is_null() ? nlohmann::json::object() : policy_settings);
-    const nlohmann::json window = settings.is_object() ? settings.value("window", nlohmann::json())
-                                                       : nlohmann::json();
-    const int64_t frames = window.is_number_integer() ? std::max<int64_t>(0, window.get<int64_t>()) : 0;
-    model::require_memory(where, model::play_memory(config, impl->size, impl->dtype, device, frames),
-                          device);
-  }
+  require_session_memory(config, impl->size, policy_name, policy_settings, device, impl->dtype);
   impl->model = model::CausalDiT(config);
   if (weights.empty()) {
     model::init_random_weights(impl->model, options.weights_seed);

@@ -69,6 +69,15 @@ struct SessionStats {
   attention::PolicyStats policy;
 };
 
+// Note [Memory budget] (engine/model/memory_budget.h): throws model::OutOfMemory when a Session
+// of `config` at `size` under the policy (its window from `policy_settings` over the config's
+// own) cannot fit on `device` in `dtype`. Session::create calls it before allocating anything;
+// a caller that builds other things for the Session first (the plugin's policy check) calls it
+// before those.
+void require_session_memory(const model::ModelConfig& config, const model::FrameSize& size,
+                            const std::string& policy_name, const nlohmann::json& policy_settings,
+                            at::Device device, at::ScalarType dtype);
+
 class Session : public FrameSource {
  public:
   // `weights`: a checkpoint path, or "" for random weights (options.weights_seed).

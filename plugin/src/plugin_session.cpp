@@ -16,6 +16,7 @@
 #include "engine/attention/registry.h"
 #include "engine/core/error.h"
 #include "engine/core/timing.h"
+#include "engine/model/memory_budget.h"
 #include "engine/model/model_config.h"
 #include "engine/rollout/game_source.h"
 
@@ -96,11 +97,21 @@ PluginSession::PluginSession(std::shared_ptr<Runtime> runtime, const wc_session_
 
     const std::string policy = text_or(desc.policy, "headcast");
     const nlohmann::json settings = parse_settings(text_or(desc.policy_settings, "{}"));
+    // Note [Memory budget]: before the policy check below builds a policy of the model's shape.
+    try {
+      rollout::require_session_memory(config, size, policy, settings, device, shape_.dtype);
+    } catch (const model::OutOfMemory& error) {
+      throw PluginError(WC_RESULT_ERROR_OUT_OF_MEMORY, error.what());
+    } catch (const Error& error) {
+      throw PluginError(WC_RESULT_ERROR_INVALID_ARGUMENT, error.what());
+    }
     check_settings(policy, settings);
     std::unique_ptr<rollout::Session> session;
     try {
       session = rollout::Session::create(config, weights, policy, settings, desc.seed, device,
                                          options);
+    } catch (const model::OutOfMemory& error) {
+      throw PluginError(WC_RESULT_ERROR_OUT_OF_MEMORY, error.what());
     } catch (const Error& error) {
       // The config, policy and settings were checked above: what is left is the checkpoint.
       throw PluginError(WC_RESULT_ERROR_BAD_CHECKPOINT, error.what());

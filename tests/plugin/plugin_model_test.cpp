@@ -2,6 +2,8 @@
 // missing, corrupt, truncated) and stats with head casts. game-small with random weights on the
 // CPU; few frames, since a block takes ~0.3 s there.
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 #include <worldcast/worldcast.h>
 
 #include <cmath>
@@ -90,6 +92,31 @@ TEST(PluginModel, LiveSettingsAreValidatedBeforeAnythingChanges) {
   ASSERT_EQ(wc_session_get_stats(session.get(), &stats), WC_RESULT_OK);
   EXPECT_EQ(stats.frame_index, 1u);
   EXPECT_EQ(stats.heads_per_type[WC_HEAD_DENSE], 32);
+}
+
+// Note [Memory budget]: a valid config too large for any machine is refused before allocation,
+// with OUT_OF_MEMORY and a message naming what it needs; the runtime goes on.
+TEST(PluginModel, AModelThatCannotFitIsRefusedAsOutOfMemory) {
+  Runtime runtime;
+  std::ifstream in(WC_TEST_GAME_SMALL_CONFIG);
+  nlohmann::json config = nlohmann::json::parse(in);
+  config["hidden"] = 65536;
+  config["layers"] = 1024;
+  config["mlp"] = 1 << 20;
+  config["heads"] = 512;
+  config["head_dim"] = 128;
+  const fs::path dir = temp_dir("giant");
+  const std::string path = (dir / "giant.json").string();
+  std::ofstream(path) << config.dump();
+  wc_session_desc desc = model_desc();
+  desc.config = path.c_str();
+  wc_session session = 0;
+  EXPECT_EQ(wc_session_create(runtime.get(), &desc, &session), WC_RESULT_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(session, wc_session{0});
+  EXPECT_NE(last_error().find("giant.json: needs "), std::string::npos) << last_error();
+  Session fine(runtime.get(), model_desc());
+  step(fine.get(), WC_ACTION_RIGHT);
+  fs::remove_all(dir);
 }
 
 TEST(PluginModel, SavedStatesReplayAndBadOnesAreRejected) {
