@@ -303,5 +303,90 @@ TEST(TokenModel, SpecsAndOutputsAreTheCodebooksLogits) {
   fs::remove_all(dir);
 }
 
+TEST(GridParity, IsAVectorPerTileQuarterAddedToEveryTokenAndGrowsFromZero) {
+  const fs::path dir = temp_dir("parity");
+  nlohmann::json json;
+  const ModelConfig plain = token_config(dir, random_codebook(7, 24), &json);
+  EXPECT_FALSE(plain.grid_parity);
+  EXPECT_FALSE(model_config_to_json(plain).contains("grid_parity"));
+  json["grid_parity"] = true;
+  std::ofstream((dir / "parity.json").string()) << json.dump(2);
+  const ModelConfig c = load_model_config((dir / "parity.json").string());
+  ASSERT_TRUE(c.grid_parity);
+  EXPECT_EQ(model_config_to_json(c)["grid_parity"], true);
+  EXPECT_TRUE(parse_model_config(model_config_to_json(c), c.file).grid_parity);
+  nlohmann::json bad = json;
+  bad["grid_parity"] = 1;
+  EXPECT_THAT(config_error(dir, bad), HasSubstr("grid_parity"));
+  int found = 0;
+  for (const TensorSpec& s : model_tensor_specs(c, Dtype::kF32)) {
+    if (s.name != "grid_parity.weight") continue;
+    ++found;
+    EXPECT_EQ(s.shape, (Shape{4, c.hidden}));
+  }
+  EXPECT_EQ(found, 1);
+  for (const TensorSpec& s : model_tensor_specs(plain, Dtype::kF32)) {
+    EXPECT_NE(s.name, "grid_parity.weight");
+  }
+
+  // The row of each place against a plain loop, on grids of both parities.
+  for (auto [h, w] : {std::pair<int, int>{4, 4}, {3, 5}, {5, 2}}) {
+    const at::Tensor rows = grid_parity_rows(h, w, at::kCPU);
+    ASSERT_EQ(rows.sizes(), (at::IntArrayRef{h * w}));
+    for (int r = 0; r < h; ++r) {
+      for (int col = 0; col < w; ++col) {
+        EXPECT_EQ(rows[r * w + col].item<int64_t>(), (r % 2) * 2 + col % 2) << r << "," << col;
+      }
+    }
+  }
+
+  // With the vectors at zero the model is the one without them, weight for weight.
+  CausalDiT without(plain);
+  init_random_weights(without, 11);
+  CausalDiT with(c);
+  {
+    at::NoGradGuard no_grad;
+    const auto source = without->named_parameters(true);
+    for (auto& item : with->named_parameters(true)) {
+      if (item.key() == "grid_parity.weight") {
+        item.value().zero_();
+      } else {
+        item.value().copy_(source[item.key()]);
+      }
+    }
+  }
+  FrameBatch batch{at::randint(0, 25, {2, 3, 4, 4}, at::kLong), at::rand({2, 3}),
+                   at::randint(0, 5, {2, 3}, at::kLong), 0, at::Tensor()};
+  const at::Tensor reference = without->forward_train(batch);
+  EXPECT_TRUE(with->forward_train(batch).equal(reference));
+
+  // One vector in all four rows is the same as adding it, at the table's scale, to every token's
+  // embedding.
+  const at::Tensor v = at::randn({c.hidden});
+  CausalDiT shifted(plain);
+  {
+    at::NoGradGuard no_grad;
+    const auto source = without->named_parameters(true);
+    for (auto& item : shifted->named_parameters(true)) item.value().copy_(source[item.key()]);
+    shifted->token_embed->weight.add_(v * kGridParityScale);
+    with->grid_parity->weight.copy_(v.expand({4, c.hidden}));
+  }
+  EXPECT_TRUE(at::allclose(with->forward_train(batch), shifted->forward_train(batch), 1e-5, 1e-5));
+
+  // Distinct vectors change what the model predicts.
+  {
+    at::NoGradGuard no_grad;
+    with->grid_parity->weight.copy_(at::randn({4, c.hidden}));
+  }
+  EXPECT_FALSE(at::allclose(with->forward_train(batch), reference, 1e-3, 1e-3));
+
+  // Saved and loaded with the parity table.
+  save_weights(with, (dir / "weights").string());
+  CausalDiT loaded(c);
+  load_weights(loaded, (dir / "weights").string());
+  EXPECT_TRUE(loaded->grid_parity->weight.equal(with->grid_parity->weight));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace wc::model
