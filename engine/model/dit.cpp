@@ -148,13 +148,6 @@ at::Tensor HeadImpl::forward(const at::Tensor& x, const at::Tensor& embedding) {
   return project(proj, layer_norm_modulate(x, mod.select(2, 0), mod.select(2, 1), eps_));
 }
 
-at::Tensor grid_parity_rows(int64_t grid_h, int64_t grid_w, const at::Device& device) {
-  const auto places = at::TensorOptions().dtype(at::kLong).device(device);
-  const at::Tensor rows = at::arange(grid_h, places).remainder(2).mul(2).view({grid_h, 1});
-  const at::Tensor columns = at::arange(grid_w, places).remainder(2).view({1, grid_w});
-  return (rows + columns).view({-1});
-}
-
 CausalDiTImpl::CausalDiTImpl(const ModelConfig& config) : config_(config) {
   const int64_t d = config.hidden;
   if (config.tokens.active()) {
@@ -163,7 +156,6 @@ CausalDiTImpl::CausalDiTImpl(const ModelConfig& config) : config_(config) {
   } else {
     patch_embed = register_module("patch_embed", make_linear(config.patch_dim(), d));
   }
-  if (config.grid_parity) grid_parity = register_module("grid_parity", torch::nn::Embedding(4, d));
   time_embed = register_module("time_embed", TimeEmbedding(config.freq_dim, d));
   action_embed = register_module("action_embed", torch::nn::Embedding(config.num_actions, d));
   time_proj = register_module("time_proj", make_linear(d, 6 * d));
@@ -195,14 +187,6 @@ at::Tensor CausalDiTImpl::forward(const FrameBatch& batch, const AttendFn& atten
 
   at::Tensor x = tokens ? at::embedding(token_embed->weight, frames.reshape({b, -1}))
                         : project(patch_embed, patchify(frames.to(dtype()), c.patch_h, c.patch_w));
-  if (grid_parity) {
-    // Note [Grid parity]: the vector of (row % 2)·2 + column % 2, the same in every frame.
-    const at::Tensor parity =
-        at::embedding(grid_parity->weight, grid_parity_rows(gh, gw, x.device()));
-    x = (x.reshape({b, frames_count, int64_t{gh} * gw, c.hidden}) +
-         parity.mul(kGridParityScale).to(x.scalar_type()))
-            .reshape({b, -1, c.hidden});
-  }
   const at::Tensor embedding = time_embed(batch.t) + action_embed(batch.actions);  // [B, F, D]
   const at::Tensor cond =
       project(time_proj, at::silu(embedding)).view({b, frames_count, 6, c.hidden});

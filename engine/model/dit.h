@@ -26,27 +26,6 @@ namespace wc::model {
 // routes this to the AttentionPolicy, the training path to masked full attention.
 using AttendFn = std::function<at::Tensor(int layer, const at::Tensor& q, const at::Tensor& k,
                                           const at::Tensor& v)>;
-// Note [Grid parity]
-// RoPE tells a token how far another one is, and at rope_theta 10 000 its fastest rotation turns
-// one radian per grid step, so no query can tell an even offset from an odd one. The reference
-// game's tiles are 2×2 tokens and its camera moves one token a step, so which quarter of a tile a
-// token shows is its grid position plus the camera's, mod 2, and on flat ground the only
-// evidence of that phase is a tree, a crystal or an edge somewhere in view, at an offset whose
-// parity RoPE cannot read: the strip that scrolls in cannot know whether it starts new tiles or
-// finishes the ones the last step began, and the model's shores step by half tiles. With
-// "grid_parity" a learned vector per (row mod 2, column mod 2) is added to every token's
-// embedding: a token whose content fixes its quarter (a tree's corner, a shore) then carries the
-// camera's phase in its features, readable from anywhere in view. A model grown from one without
-// it starts the vectors at zero, so it first plays exactly as the model it grew from. The table is
-// read at kGridParityScale times its stored value: AdamW moves an element by about the learning
-// rate a step whatever its gradient, so a table read at 1× grown for a few hundred steps of a
-// fine-tune's rate stays ~20× smaller than the token embeddings it is added to.
-constexpr double kGridParityScale = 16.0;
-
-// Each place's row of the grid parity table in a grid_h × grid_w frame, (row % 2)·2 + column % 2
-// (Note [Grid parity]): [grid_h·grid_w] int64 on `device`, places in row-major order.
-at::Tensor grid_parity_rows(int64_t grid_h, int64_t grid_w, const at::Device& device);
-
 // The order in which a layer's heads go to `attend` (position j holds head order[j]), or nullptr
 // for the model's own order (Note [Head order], attention_policy.h).
 using HeadOrderFn = std::function<const std::vector<int>*(int layer)>;
@@ -211,10 +190,9 @@ class CausalDiTImpl : public torch::nn::Module {
 
   // Registration order = model_tensor_specs order. A pixel model embeds patches with
   // patch_embed, a token model (Note [Patch tokens]) its tokens with token_embed; the other
-  // is null. grid_parity is null unless the config asks for it (Note [Grid parity]).
+  // is null.
   torch::nn::Linear patch_embed{nullptr};
   torch::nn::Embedding token_embed{nullptr};
-  torch::nn::Embedding grid_parity{nullptr};
   TimeEmbedding time_embed{nullptr};
   torch::nn::Embedding action_embed{nullptr};
   torch::nn::Linear time_proj{nullptr};

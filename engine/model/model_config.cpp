@@ -389,7 +389,6 @@ ModelConfig parse_config(const nlohmann::json& json, const std::string& file,
   config.freq_dim = reader.integer("freq_dim", 2, 65536);
   config.norm_eps = reader.number("norm_eps", 0.0, 1.0);
   config.rope_theta = reader.number("rope_theta", 1.0, 1e12);
-  if (reader.has("grid_parity")) config.grid_parity = reader.boolean("grid_parity");
   {
     ObjectReader sampler(reader.get("sampler"), file, "sampler");
     config.sampler.steps = sampler.integer("steps", 1, 64);
@@ -593,7 +592,6 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
       {"rope_theta", config.rope_theta},
       {"sampler", sampler},
   };
-  if (config.grid_parity) out["grid_parity"] = true;
   if (config.prediction.previous_frame_skip) {
     out["prediction"] = {{"reference", "previous_frame"}, {"spread", config.prediction.spread}};
     if (config.prediction.move_pixels > 0) {
@@ -663,7 +661,6 @@ std::vector<TensorSpec> model_tensor_specs(const ModelConfig& c, Dtype dtype) {
   } else {
     linear("patch_embed", d, c.patch_dim());
   }
-  if (c.grid_parity) add("grid_parity.weight", {4, d});  // row: (grid row % 2)·2 + column % 2
   linear("time_embed.fc1", d, c.freq_dim);
   linear("time_embed.fc2", d, d);
   add("action_embed.weight", {c.num_actions, d});

@@ -177,9 +177,6 @@ struct ModelConfig {
   int freq_dim = 256;
   double norm_eps = 1e-6;
   double rope_theta = 10000.0;
-  // Note [Grid parity]: a learned vector per (row mod 2, column mod 2) of the token grid, added
-  // to every token's embedding ("grid_parity.weight", [4, hidden]).
-  bool grid_parity = false;
   SamplerConfig sampler;
   PredictionConfig prediction;
   PaletteConfig palette;

@@ -15,7 +15,6 @@
 #include "engine/core/timing.h"
 #include "engine/model/dit.h"
 #include "engine/model/tokenizer.h"
-#include "engine/model/weights.h"
 #include "engine/train/consistent_target.h"
 #include "engine/train/clip_stream.h"
 #include "engine/train/token_batch.h"
@@ -29,43 +28,6 @@ namespace fs = std::filesystem;
 
 // Set apart from the batch's own seed, so the play's draws are not the mask's.
 constexpr uint64_t kOwnPlaySeed = 0x6f776e706c6179ULL;
-
-namespace {
-
-// Whether --init names a model folder whose config has no grid parity where `model_config` has
-// it (Note [Grid parity]): the model then grows from it.
-bool grows_grid_parity(const model::ModelConfig& model_config, const std::string& init) {
-  if (!model_config.grid_parity || init.empty()) return false;
-  const fs::path config_file = fs::path(init) / "config.json";
-  if (!fs::is_directory(init) || !fs::exists(config_file)) return false;
-  return !model::load_model_config(config_file.string()).grid_parity;
-}
-
-// Every tensor of the model in `dir` copied into `model`, whose config is the folder's with grid
-// parity added; the parity vectors start at zero, so the grown model plays as the one in `dir`.
-void load_adding_grid_parity(model::CausalDiTImpl& model, const std::string& dir) {
-  const std::string config_file = (fs::path(dir) / "config.json").string();
-  model::CausalDiT source(model::load_model_config(config_file));
-  model::load_weights(source, dir);
-  const auto trained = source->named_parameters(/*recurse=*/true);
-  at::NoGradGuard no_grad;
-  for (auto& item : model.named_parameters(/*recurse=*/true)) {
-    at::Tensor p = item.value();
-    if (item.key() == "grid_parity.weight") {
-      p.zero_();
-      continue;
-    }
-    const at::Tensor* found = trained.find(item.key());
-    if (found == nullptr || found->sizes() != p.sizes()) {
-      throw Error(config_file, "tensor '" + item.key() +
-                                   "': the training config's model differs here, and only its "
-                                   "grid parity may be new");
-    }
-    p.copy_(*found);
-  }
-}
-
-}  // namespace
 
 TrainReport train_token_model(const TrainConfig& config, const model::ModelConfig& model_config,
                               const TrainOptions& options,
@@ -88,13 +50,7 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
   fs::create_directories(out);
 
   TrainedWeights weights(model_config, config, options.device);
-  if (grows_grid_parity(model_config, options.init_from)) {
-    weights.start(
-        state_dir, options, [&] { load_adding_grid_parity(*weights.model, options.init_from); },
-        " (grid parity added at zero)");
-  } else {
-    weights.start(state_dir, options);
-  }
+  weights.start(state_dir, options);
   TrainProgress& progress = weights.progress;
   TrainReport report;
   report.first_step = progress.step;

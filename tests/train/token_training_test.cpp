@@ -334,62 +334,6 @@ TEST_F(TokenTrainerTest, LearnsWithPlayedContexts) {
   EXPECT_TRUE(fs::exists(dir_ / "run" / "model" / "config.json"));
 }
 
-// Note [Grid parity]: a model grows the parity table from one without it, starting at zero.
-TEST_F(TokenTrainerTest, GrowsGridParityFromAModelWithout) {
-  TrainOptions options;
-  options.out_dir = (dir_ / "plain").string();
-  options.max_steps = 10;
-  options.progress_bar = false;
-  train(config_, options);
-  const std::string plain_dir = (dir_ / "plain" / "model").string();
-
-  nlohmann::json json = nlohmann::json::parse(std::ifstream(dir_ / "model.json"));
-  json["grid_parity"] = true;
-  std::ofstream(dir_ / "parity.json") << json.dump(2);
-  config_.model_config = (dir_ / "parity.json").string();
-  options.init_from = plain_dir;
-  options.out_dir = (dir_ / "still").string();
-  options.max_steps = 2;
-  const double learning_rate = config_.learning_rate;
-  config_.learning_rate = 0.0;  // the grown model as it starts
-  train(config_, options);
-  const model::ModelConfig grown =
-      model::load_model_config((dir_ / "still" / "model" / "config.json").string());
-  ASSERT_TRUE(grown.grid_parity);
-  model::CausalDiT still(grown);
-  model::load_weights(still, (dir_ / "still" / "model").string());
-  model::CausalDiT plain(model::load_model_config(plain_dir + "/config.json"));
-  model::load_weights(plain, plain_dir);
-  EXPECT_TRUE(still->grid_parity->weight.eq(0).all().item<bool>());
-  model::FrameBatch batch{at::randint(0, grown.tokens.vocab + 1, {2, 3, 4, 4}, at::kLong),
-                          at::rand({2, 3}), at::randint(0, 6, {2, 3}, at::kLong), 0, at::Tensor()};
-  EXPECT_TRUE(at::allclose(still->forward_train(batch), plain->forward_train(batch), 1e-5, 1e-5));
-
-  // Trained, the table learns.
-  config_.learning_rate = learning_rate;
-  options.out_dir = (dir_ / "trained").string();
-  options.max_steps = 10;
-  train(config_, options);
-  model::CausalDiT trained(grown);
-  model::load_weights(trained, (dir_ / "trained" / "model").string());
-  EXPECT_GT(trained->grid_parity->weight.abs().max().item<double>(), 0.0);
-
-  // A model that differs in more than the table is refused by the tensor's name.
-  json["hidden"] = 64;
-  json["mlp"] = 128;
-  json["head_dim"] = 32;
-  std::ofstream(dir_ / "wider.json") << json.dump(2);
-  config_.model_config = (dir_ / "wider.json").string();
-  options.out_dir = (dir_ / "wider").string();
-  try {
-    train(config_, options);
-    ADD_FAILURE() << "grew a model of another width";
-  } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("config.json"));
-    EXPECT_THAT(e.what(), HasSubstr("tensor '"));
-  }
-}
-
 TEST_F(TokenTrainerTest, RefusesAMissingTokensSection) {
   config_.has_tokens = false;
   TrainOptions options;
