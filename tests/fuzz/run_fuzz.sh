@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# Builds tests/fuzz/safetensors_fuzz.cpp with clang's libFuzzer + ASan + UBSan and runs it for a
-# bounded time on a seed corpus it writes itself.
-#   tests/fuzz/run_fuzz.sh [WORK_DIR] [SECONDS]      (defaults: build/fuzz, 30)
-# Exit 0: no crash found. 77: skipped, clang++ absent. 1: a crash (input saved in WORK_DIR), or
-# clang++ present but unable to link libFuzzer (Debian: libclang-rt-<llvm version>-dev).
+# Builds one libFuzzer target of tests/fuzz with clang's ASan + UBSan and runs it on a seed corpus
+# it writes itself, for at most SECONDS or RUNS inputs, whichever comes first; then checks that
+# it ran at least MIN_RUNS inputs (a target too slow to be searched well fails, as a crash does).
+#   tests/fuzz/run_fuzz.sh TARGET [WORK_DIR] [SECONDS] [RUNS]
+#   TARGET: safetensors, action_script, codebook or json   (defaults: build/fuzz/TARGET, 120, 120000)
+# Exit 0: no crash found. 77: skipped, clang++ absent. 1: a crash (input saved in WORK_DIR), too
+# few inputs run, or clang++ present but unable to link libFuzzer (Debian:
+# libclang-rt-<llvm version>-dev).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-WORK="${1:-$ROOT/build/fuzz}"
-SECONDS_TO_RUN="${2:-30}"
+TARGET="${1:?usage: run_fuzz.sh TARGET [WORK_DIR] [SECONDS] [RUNS]}"
+WORK="${2:-$ROOT/build/fuzz/$TARGET}"
+SECONDS_TO_RUN="${3:-120}"
+RUNS="${4:-120000}"
+MIN_RUNS="${MIN_RUNS:-100000}"
 CXX="${CLANGXX:-clang++}"
 mkdir -p "$WORK"
 
@@ -26,6 +32,14 @@ if ! "$CXX" -fsanitize=fuzzer,address,undefined "$WORK/probe.cpp" -o "$WORK/prob
   exit 1
 fi
 
+# Seeds: valid inputs of each kind, so mutations start near the interesting boundaries.
+SEEDS="$WORK/seeds"
+rm -rf "$SEEDS"
+mkdir -p "$SEEDS" "$WORK/corpus"
+DICT="$WORK/$TARGET.dict"
+MAX_LEN=4096
+case "$TARGET" in
+safetensors)
 SOURCES=(
   "$ROOT/tests/fuzz/safetensors_fuzz.cpp"
   "$ROOT/engine/core/safetensors_dtype.cpp"
@@ -33,14 +47,6 @@ SOURCES=(
   "$ROOT/engine/core/safetensors_finite.cpp"
   "$ROOT/engine/core/safetensors_writer.cpp"
 )
-echo "run_fuzz.sh: compiling with $("$CXX" --version | head -1)"
-"$CXX" -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -I"$ROOT" "${SOURCES[@]}" -o "$WORK/safetensors_fuzz"
-
-# Seeds: valid files of each kind, so mutations start near the interesting boundaries.
-SEEDS="$WORK/seeds"
-rm -rf "$SEEDS"
-mkdir -p "$SEEDS" "$WORK/corpus"
 write_seed() {  # NAME JSON DATA_BYTES (printf escapes)
   local length=${#2} i
   {
@@ -63,7 +69,7 @@ write_seed f16_inf '{"h":{"dtype":"F16","shape":[2],"data_offsets":[0,4]},"z":{"
 write_seed f64 '{"d":{"dtype":"F64","shape":[1,1],"data_offsets":[0,8]}}' \
   '\000\000\000\000\000\000\360\177'
 
-cat >"$WORK/safetensors.dict" <<'DICT'
+cat >"$DICT" <<'DICT'
 "\"dtype\""
 "\"shape\""
 "\"data_offsets\""
@@ -82,7 +88,52 @@ cat >"$WORK/safetensors.dict" <<'DICT'
 "-1"
 DICT
 
-echo "run_fuzz.sh: fuzzing for ${SECONDS_TO_RUN}s"
-"$WORK/safetensors_fuzz" -max_total_time="$SECONDS_TO_RUN" -max_len=4096 -timeout=10 \
-  -rss_limit_mb=2048 -print_final_stats=1 -dict="$WORK/safetensors.dict" \
-  -artifact_prefix="$WORK/" "$WORK/corpus" "$SEEDS"
+  ;;
+action_script)
+  SOURCES=("$ROOT/tests/fuzz/action_script_fuzz.cpp" "$ROOT/engine/game/action_script.cpp"
+           "$ROOT/engine/game/action.cpp")
+  printf '# a walk\nright 12\nup\n\n  left 3  # back\nnone 1000000\ndown 2\n' >"$SEEDS/walk"
+  printf 'right\r\nup 0\n' >"$SEEDS/bad_count"
+  printf 'r\xc3\xa9ght 2\n' >"$SEEDS/utf8"
+  printf '%s\n' '"right"' '"left"' '"up"' '"down"' '"none"' '"1000000"' '"1000001"' '"#"' \
+    '"\x0a"' '"\x0d"' '"\x00"' >"$DICT"
+  ;;
+codebook)
+  SOURCES=("$ROOT/tests/fuzz/codebook_fuzz.cpp" "$ROOT/engine/model/codebook.cpp"
+           "$ROOT/engine/core/atomic_file.cpp" "$ROOT/engine/core/bounded_read.cpp")
+  printf 'worldcast codebook 1\npatch 2 colours 2 entries 3\ncolours #62b24a #2e66cc\naaab\nabba\nbbbb\n' \
+    >"$SEEDS/small"
+  printf 'worldcast codebook 1\npatch 1 colours 3 entries 3\ncolours #000000 #ffffff #ff0000\na\nb\nc\n' \
+    >"$SEEDS/pixels"
+  printf '%s\n' '"worldcast codebook 1"' '"patch"' '"colours"' '"entries"' '"#ffffff"' \
+    '"131072"' '"32"' '"64"' '"-1"' >"$DICT"
+  ;;
+json)
+  SOURCES=("$ROOT/tests/fuzz/json_fuzz.cpp" "$ROOT/engine/core/json_text.cpp")
+  printf '{"hidden": 256, "eps": 1e-6, "flag": true, "name": "tiny", "patch": [1, 8, 8], "sampler": {"steps": 3, "shift": 1.0}}' \
+    >"$SEEDS/config"
+  printf '{"a": {"b": [1, 2.5, -3, null, "x\\u00e9"]}, "a2": 1e308}' >"$SEEDS/nested"
+  printf '%s\n' '"1e400"' '"-1e400"' '"18446744073709551616"' '"-9223372036854775809"' \
+    '"\"hidden\""' '"\"sampler\""' '"\"steps\""' '"\"patch\""' '"NaN"' '"\\ud800"' \
+    >"$DICT"
+  ;;
+*)
+  echo "run_fuzz.sh: unknown target '$TARGET' (safetensors, action_script, codebook, json)" >&2
+  exit 2
+  ;;
+esac
+
+echo "run_fuzz.sh: compiling $TARGET with $("$CXX" --version | head -1)"
+"$CXX" -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+  -I"$ROOT" "${SOURCES[@]}" -o "$WORK/${TARGET}_fuzz"
+
+echo "run_fuzz.sh: fuzzing $TARGET for at most ${SECONDS_TO_RUN}s or $RUNS inputs"
+"$WORK/${TARGET}_fuzz" -max_total_time="$SECONDS_TO_RUN" -runs="$RUNS" -max_len="$MAX_LEN" \
+  -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -dict="$DICT" \
+  -artifact_prefix="$WORK/" "$WORK/corpus" "$SEEDS" 2>&1 | tee "$WORK/run.log"
+ran=$(sed -n 's/^stat::number_of_executed_units: *//p' "$WORK/run.log" | tail -1)
+if [ -z "$ran" ] || [ "$ran" -lt "$MIN_RUNS" ]; then
+  echo "run_fuzz.sh: $TARGET ran ${ran:-no} inputs, fewer than $MIN_RUNS" >&2
+  exit 1
+fi
+echo "run_fuzz.sh: $TARGET ran $ran inputs without a finding"
