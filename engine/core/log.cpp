@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <mutex>
 
+#include "engine/core/printable.h"
+
 namespace wc {
 namespace {
 
@@ -48,7 +50,8 @@ void log_message(LogLevel level, const std::string& message) {
     current_sink()(level, message);
     return;
   }
-  std::fprintf(stderr, "[worldcast %s] %s\n", level_name(level), message.c_str());
+  const std::string shown = printable_text(message);  // Note [Printable text]
+  std::fprintf(stderr, "[worldcast %s] %s\n", level_name(level), shown.c_str());
 }
 
 }  // namespace wc

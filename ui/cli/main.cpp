@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "engine/core/error.h"
+#include "engine/core/printable.h"
 #include "ui/cli/command.h"
 
 int main(int argc, char** argv) {
@@ -22,10 +23,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& error) {
     return app.exit(error);
   } catch (const wc::Error& error) {
-    std::fprintf(stderr, "worldcast: %s\n", error.what());
+    const std::string shown = wc::printable_text(error.what());  // Note [Printable text]
+    std::fprintf(stderr, "worldcast: %s\n", shown.c_str());
     return 1;
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "worldcast: internal error: %s\n", error.what());
+    const std::string shown = wc::printable_text(error.what());
+    std::fprintf(stderr, "worldcast: internal error: %s\n", shown.c_str());
     return 2;
   }
   return wc::cli::exit_code();
