@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "engine/core/safetensors.h"
 #include "engine/game/game.h"
@@ -252,6 +253,44 @@ TEST_F(SessionTest, BadStateFilesNameFileAndFieldAndLeaveSessionUnchanged) {
   expect_error("action.wcs", "field 'actions[1]'");
   rewrite("diverged.wcs", [](Metadata&, std::vector<int64_t>& a) { a[1] = 2; });
   expect_error("diverged.wcs", "field 'block_hashes[1]'");
+}
+
+// The saved states of the hostile corpus (tests/data/hostile/states, listed in expect.tsv with the
+// words each refusal must say): each is refused naming the file and the field, and the session
+// that was asked to load it plays on as before.
+TEST_F(SessionTest, HostileStateCorpusIsRefusedByFileAndField) {
+  const fs::path corpus = fs::path(WORLDCAST_SOURCE_DIR) / "tests" / "data" / "hostile";
+  std::map<std::string, std::string> expected;  // file name -> words
+  std::ifstream manifest(corpus / "expect.tsv");
+  ASSERT_TRUE(manifest) << corpus / "expect.tsv";
+  for (std::string line; std::getline(manifest, line);) {
+    const size_t a = line.find('\t'), b = line.find('\t', a + 1);
+    if (line.rfind("state\t", 0) != 0 || b == std::string::npos) continue;
+    expected[line.substr(a + 1, b - a - 1)] = line.substr(b + 1);
+  }
+  size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(corpus / "states")) {
+    ++files;
+    EXPECT_TRUE(expected.count("states/" + entry.path().filename().string())) << entry.path();
+  }
+  EXPECT_EQ(files, expected.size());
+  EXPECT_GE(files, 20u);
+
+  auto victim = make_session();
+  play(*victim, {Action::kDown});
+  const auto before = frame_of(*victim);
+  for (const auto& [name, words] : expected) {
+    const std::string file = (corpus / name).string();
+    const std::string error = testing::error_of([&] { victim->load_state(file); });
+    EXPECT_THAT(error, HasSubstr(file)) << name;
+    EXPECT_THAT(error, HasSubstr(words)) << name;
+    EXPECT_EQ(frame_of(*victim), before) << name;
+    EXPECT_EQ(victim->frame_index(), 1u) << name;
+  }
+  // Still playing, as a fresh session on the same keys does.
+  auto fresh = make_session();
+  play(*fresh, {Action::kDown});
+  EXPECT_EQ(play(*victim, kScript), play(*fresh, kScript));
 }
 
 TEST_F(SessionTest, PixelSpaceOnlyAndSeedFramesWholeBlocks) {

@@ -1,5 +1,5 @@
-# Writes the hostile corpus of tests/data/hostile (configs, action scripts, checkpoints), each
-# input broken in one way; expect.tsv lists what its refusal must say (reviewed by hand).
+# Writes the hostile corpus of tests/data/hostile (configs, action scripts, checkpoints, saved
+# states), each input broken in one way; expect.tsv lists what its refusal must say (reviewed by hand).
 #   python3 tests/data/hostile/make_corpus.py tests/data/hostile
 import json, os, struct, shutil, sys
 root = sys.argv[1]
@@ -62,7 +62,7 @@ edit('prediction_unknown', prediction={"reference": "future", "spread": 0.5})
 edit('policies_window_negative', policies={"dense": {"window": -5}})
 edit('policies_unknown_policy', policies={"sparse_magic": {"window": 4}})
 edit('tokens_codebook_dev_zero', tokens=tok(codebook="/dev/zero"))
-edit('tokens_codebook_outside', tokens=tok(codebook="../../../../../etc/passwd"))
+edit('tokens_codebook_outside', tokens=tok(codebook="../" * 40 + "etc/passwd"))
 edit('tokens_codebook_missing', tokens=tok(codebook="nowhere.txt"))
 edit('tokens_vocab_differs', tokens=tok(vocab=4))
 edit('tokens_codebook_truncated', tokens=tok(codebook="book_truncated.txt"))
@@ -137,3 +137,51 @@ folder('index_shard_missing', {"metadata": {}, "weight_map": {"w": "model-00001-
 folder('index_not_json', index_raw=b'{"weight_map": ')
 folder('index_weight_map_a_list', {"metadata": {}, "weight_map": ["model-00001-of-00001.safetensors"]}, shards=['model-00001-of-00001.safetensors'])
 folder('index_names_a_tensor_its_shard_lacks', {"metadata": {}, "weight_map": {"w": "model-00001-of-00001.safetensors", "v": "model-00001-of-00001.safetensors"}}, shards=['model-00001-of-00001.safetensors'])
+
+# saved states of a Session of tests/model/model_test_util.h's tiny config ("tiny", 16x16, one
+# seed frame, the test policy "test_full_history"): two blocks played, their hashes zero
+S = os.path.join(root, 'states')
+shutil.rmtree(S, ignore_errors=True)
+os.makedirs(S)
+good_meta = {"format": "worldcast-session-state", "version": "2", "config": "tiny", "resolution": "16x16",
+             "frames_per_block": "1", "seed_frames": "1", "policy": "test_full_history",
+             "policy_settings": "{}", "seed": "3", "frame_index": "2"}
+def state(name, meta=None, tensors=None, raw=None):
+    if raw is not None:
+        open(os.path.join(S, name + '.wcs'), 'wb').write(raw); return
+    m = dict(good_meta); m.update(meta or {})
+    m = {k: v for k, v in m.items() if v is not None}
+    ts = tensors if tensors is not None else [("actions", "I64", [2, 1], [1, 3]), ("block_hashes", "I64", [2], [0, 0])]
+    header = {"__metadata__": m}; data = b''
+    for tname, dtype, shape, values in ts:
+        blob = struct.pack('<%d%s' % (len(values), 'q' if dtype == 'I64' else 'f'), *values)
+        header[tname] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(blob)]}
+        data += blob
+    h = json.dumps(header).encode()
+    open(os.path.join(S, name + '.wcs'), 'wb').write(struct.pack('<Q', len(h)) + h + data)
+state('hashes_diverge')
+good = open(os.path.join(S, 'hashes_diverge.wcs'), 'rb').read()
+state('not_a_state', raw=b'right 3\nup\n')
+state('truncated', raw=good[:len(good) // 2])
+state('format_other', {"format": "something-else"})
+state('version_unknown', {"version": "3"})
+state('unknown_key', {"colour": "red"})
+state('frame_index_missing', {"frame_index": None})
+state('config_other', {"config": "game-small"})
+state('resolution_no_x', {"resolution": "16"})
+state('resolution_zero', {"resolution": "0x16"})
+state('resolution_huge', {"resolution": "100000x16"})
+state('frames_per_block_a_word', {"frames_per_block": "one"})
+state('seed_frames_negative', {"seed_frames": "-1"})
+state('policy_unknown', {"policy": "no-such-policy"})
+state('policy_settings_not_json', {"policy_settings": "{oops"})
+state('policy_settings_an_array', {"policy_settings": "[1]"})
+state('policy_settings_overflow', {"policy_settings": '{"window": 1e400}'})
+state('seed_negative', {"seed": "-1"})
+state('seed_beyond_uint64', {"seed": "18446744073709551616"})
+state('frame_index_mismatch', {"frame_index": "7"})
+state('actions_f32', tensors=[("actions", "F32", [2, 1], [1.0, 3.0]), ("block_hashes", "I64", [2], [0, 0])])
+state('actions_out_of_range', tensors=[("actions", "I64", [2, 1], [1, 9]), ("block_hashes", "I64", [2], [0, 0])])
+state('actions_negative', tensors=[("actions", "I64", [2, 1], [-1, 3]), ("block_hashes", "I64", [2], [0, 0])])
+state('actions_shape_wrong', tensors=[("actions", "I64", [1, 2], [1, 3]), ("block_hashes", "I64", [2], [0, 0])])
+state('extra_tensor', tensors=[("actions", "I64", [2, 1], [1, 3]), ("block_hashes", "I64", [2], [0, 0]), ("more", "I64", [1], [5])])
