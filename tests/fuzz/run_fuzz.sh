@@ -3,7 +3,7 @@
 # it writes itself, for at most SECONDS or RUNS inputs, whichever comes first; then checks that
 # it ran at least MIN_RUNS inputs (a target too slow to be searched well fails, as a crash does).
 #   tests/fuzz/run_fuzz.sh TARGET [WORK_DIR] [SECONDS] [RUNS]
-#   TARGET: safetensors, action_script, codebook or json   (defaults: build/fuzz/TARGET, 120, 120000)
+#   TARGET: safetensors, action_script, codebook, json or index   (defaults: build/fuzz/TARGET, 120, 120000)
 # Exit 0: no crash found. 77: skipped, clang++ absent. 1: a crash (input saved in WORK_DIR), too
 # few inputs run, or clang++ present but unable to link libFuzzer (Debian:
 # libclang-rt-<llvm version>-dev).
@@ -117,8 +117,22 @@ json)
     '"\"hidden\""' '"\"sampler\""' '"\"steps\""' '"\"patch\""' '"NaN"' '"\\ud800"' \
     >"$DICT"
   ;;
+index)
+  SOURCES=("$ROOT/tests/fuzz/index_fuzz.cpp")
+  for f in safetensors_dtype safetensors_header safetensors_finite safetensors_writer \
+           safetensors_file safetensors_checkpoint atomic_file bounded_read json_text log \
+           printable; do
+    SOURCES+=("$ROOT/engine/core/$f.cpp")
+  done
+  printf '{"metadata": {"total_size": 32}, "weight_map": {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}}' \
+    >"$SEEDS/both"
+  printf '{"metadata": {}, "weight_map": {"a": "model-00001-of-00002.safetensors"}}' >"$SEEDS/one"
+  printf '%s\n' '"\"weight_map\""' '"\"metadata\""' '"\"total_size\""' \
+    '"model-00001-of-00002.safetensors"' '"model-00002-of-00002.safetensors"' '"../"' '"/"' \
+    '"18446744073709551615"' '"1e400"' >"$DICT"
+  ;;
 *)
-  echo "run_fuzz.sh: unknown target '$TARGET' (safetensors, action_script, codebook, json)" >&2
+  echo "run_fuzz.sh: unknown target '$TARGET' (safetensors, action_script, codebook, json, index)" >&2
   exit 2
   ;;
 esac
