@@ -8,6 +8,8 @@
 #include <iterator>
 #include <string_view>
 
+#include "engine/core/utf8.h"  // header-only: wc_game links nothing of wc_core
+
 namespace wc::game {
 namespace {
 
@@ -21,40 +23,10 @@ constexpr std::uintmax_t kMaxScriptBytes = 64u << 20;
   throw ActionScriptError(source + ":" + std::to_string(line) + ": " + reason);
 }
 
-// Length of the valid UTF-8 sequence starting at text[i], or 0 when it is malformed
-// (overlong forms, surrogates and code points above U+10FFFF included).
-size_t utf8_sequence_length(std::string_view text, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = byte(i);
-  if (lead < 0x80) return 1;
-  size_t length = 0;
-  uint32_t code = 0;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-    code = lead & 0x1F;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    code = lead & 0x0F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    code = lead & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  for (size_t k = 1; k < length; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    code = (code << 6) | (byte(i + k) & 0x3F);
-  }
-  if (length == 3 && (code < 0x800 || (code >= 0xD800 && code <= 0xDFFF))) return 0;
-  if (length == 4 && (code < 0x10000 || code > 0x10FFFF)) return 0;
-  return length;
-}
-
 void check_bytes(std::string_view line, const std::string& source, size_t line_number) {
   for (size_t i = 0; i < line.size();) {
     if (line[i] == '\0') fail(source, line_number, "NUL byte in text");
-    const size_t length = utf8_sequence_length(line, i);
+    const size_t length = utf8_at(line, i).length;
     if (length == 0) fail(source, line_number, "invalid UTF-8");
     i += length;
   }
