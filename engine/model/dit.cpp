@@ -156,6 +156,9 @@ CausalDiTImpl::CausalDiTImpl(const ModelConfig& config) : config_(config) {
   } else {
     patch_embed = register_module("patch_embed", make_linear(config.patch_dim(), d));
   }
+  if (!config.tile_quarters.empty()) {
+    tile_quarters = register_module("tile_quarters", torch::nn::Embedding(4, d));
+  }
   time_embed = register_module("time_embed", TimeEmbedding(config.freq_dim, d));
   action_embed = register_module("action_embed", torch::nn::Embedding(config.num_actions, d));
   time_proj = register_module("time_proj", make_linear(d, 6 * d));
@@ -187,6 +190,21 @@ at::Tensor CausalDiTImpl::forward(const FrameBatch& batch, const AttendFn& atten
 
   at::Tensor x = tokens ? at::embedding(token_embed->weight, frames.reshape({b, -1}))
                         : project(patch_embed, patchify(frames.to(dtype()), c.patch_h, c.patch_w));
+  if (tile_quarters && batch.quarters.defined()) {
+    // Note [Tile quarters]: each known frame's vectors by place; none where the frame's is −1.
+    TORCH_CHECK(batch.quarters.sizes() == at::IntArrayRef({b, frames_count}),
+                "CausalDiT: quarters must be [B, F]");
+    const int64_t n = int64_t{gh} * gw;
+    const at::Tensor q = batch.quarters.to(x.device(), at::kLong);
+    const at::Tensor rows =
+        tile_quarter_rows(gh, gw, x.device()).index_select(0, q.clamp_min(0).reshape({-1}));
+    const at::Tensor known = q.ge(0).reshape({b, frames_count, 1, 1}).to(x.scalar_type());
+    const at::Tensor added =
+        at::embedding(tile_quarters->weight, rows).view({b, frames_count, n, c.hidden});
+    x = (x.reshape({b, frames_count, n, c.hidden}) +
+         added.to(x.scalar_type()) * known * kTileQuarterScale)
+            .view({b, -1, c.hidden});
+  }
   const at::Tensor embedding = time_embed(batch.t) + action_embed(batch.actions);  // [B, F, D]
   const at::Tensor cond =
       project(time_proj, at::silu(embedding)).view({b, frames_count, 6, c.hidden});

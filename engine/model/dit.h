@@ -19,6 +19,7 @@
 #include "engine/attention/attention_policy.h"
 #include "engine/model/model_config.h"
 #include "engine/model/ops.h"
+#include "engine/model/tile_quarters.h"
 
 namespace wc::model {
 
@@ -49,6 +50,9 @@ struct FrameBatch {
   // The output head runs on frames head_first_frame.. only (the output has F − head_first_frame
   // frames): a training sequence scores its noisy frames, not its context.
   int head_first_frame = 0;
+  // Optional [B, F] int64: each frame's top-left tile quarter, −1 where unknown (Note [Tile
+  // quarters]); a model without quarter vectors ignores it, and undefined means all unknown.
+  at::Tensor quarters{};
 };
 
 class RmsNormImpl : public torch::nn::Module {
@@ -193,6 +197,7 @@ class CausalDiTImpl : public torch::nn::Module {
   // is null.
   torch::nn::Linear patch_embed{nullptr};
   torch::nn::Embedding token_embed{nullptr};
+  torch::nn::Embedding tile_quarters{nullptr};  // Note [Tile quarters]; null unless configured
   TimeEmbedding time_embed{nullptr};
   torch::nn::Embedding action_embed{nullptr};
   torch::nn::Linear time_proj{nullptr};

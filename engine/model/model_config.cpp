@@ -389,6 +389,7 @@ ModelConfig parse_config(const nlohmann::json& json, const std::string& file,
   config.freq_dim = reader.integer("freq_dim", 2, 65536);
   config.norm_eps = reader.number("norm_eps", 0.0, 1.0);
   config.rope_theta = reader.number("rope_theta", 1.0, 1e12);
+  if (reader.has("tile_quarters")) config.tile_quarters = reader.integers("tile_quarters", 2, 0, 1);
   {
     ObjectReader sampler(reader.get("sampler"), file, "sampler");
     config.sampler.steps = sampler.integer("steps", 1, 64);
@@ -510,6 +511,8 @@ ModelConfig parse_config(const nlohmann::json& json, const std::string& file,
       }
     }
     config.tokens = read_tokens(reader, config, confined_to);
+  } else if (!config.tile_quarters.empty()) {
+    reader.fail("tile_quarters", "is for a token model (\"tokens\"): a tile's quarters are its tokens");
   }
   if (reader.has("policies")) config.policies = reader.get("policies");
   reader.reject_unknown();
@@ -592,6 +595,7 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
       {"rope_theta", config.rope_theta},
       {"sampler", sampler},
   };
+  if (!config.tile_quarters.empty()) out["tile_quarters"] = config.tile_quarters;
   if (config.prediction.previous_frame_skip) {
     out["prediction"] = {{"reference", "previous_frame"}, {"spread", config.prediction.spread}};
     if (config.prediction.move_pixels > 0) {
@@ -661,6 +665,7 @@ std::vector<TensorSpec> model_tensor_specs(const ModelConfig& c, Dtype dtype) {
   } else {
     linear("patch_embed", d, c.patch_dim());
   }
+  if (!c.tile_quarters.empty()) add("tile_quarters.weight", {4, d});  // row: quarter row·2 + column
   linear("time_embed.fc1", d, c.freq_dim);
   linear("time_embed.fc2", d, d);
   add("action_embed.weight", {c.num_actions, d});

@@ -177,6 +177,9 @@ struct ModelConfig {
   int freq_dim = 256;
   double norm_eps = 1e-6;
   double rope_theta = 10000.0;
+  // Note [Tile quarters]: the quarter (row, column) of its tile that the sink frame's top-left
+  // token shows; empty: the model has no quarter vectors ("tile_quarters.weight", [4, hidden]).
+  std::vector<int> tile_quarters;
   SamplerConfig sampler;
   PredictionConfig prediction;
   PaletteConfig palette;

@@ -163,9 +163,11 @@ at::Tensor BlockSampler::denoise(const at::Tensor& noise, const at::Tensor& acti
 }
 
 void BlockSampler::commit(const at::Tensor& x0, const at::Tensor& actions, int64_t block_index,
-                          int64_t frame_start, const at::Tensor& context_eps) {
+                          int64_t frame_start, const at::Tensor& context_eps,
+                          const at::Tensor& quarters) {
   torch::NoGradGuard no_grad;
-  run_commit(x0, actions, block_index, frame_start, context_eps, nullptr, /*device_only=*/false);
+  run_commit(x0, actions, block_index, frame_start, context_eps, nullptr, /*device_only=*/false,
+             quarters);
 }
 
 at::Tensor BlockSampler::generate(const at::Tensor& noise, const at::Tensor& actions,
@@ -255,6 +257,8 @@ at::Tensor BlockSampler::run_token_denoise(const at::Tensor& noise, const at::Te
     model::FrameBatch batch{tokens.view({1, frames, geometry_.grid_h, geometry_.grid_w}), levels,
                             actions, frame_start, at::Tensor()};
     batch.rope = rope;
+    // Note [Tile quarters]: the frame being drawn has not yet scrolled, or not.
+    if (!model_.config().tile_quarters.empty()) batch.quarters = at::full_like(actions, -1);
     const double t = schedule_[static_cast<size_t>(k)];
     const at::Tensor logits =
         model_.forward_block(batch, policy_, step_info(block_index, k, t, /*clean=*/false));
@@ -269,9 +273,54 @@ at::Tensor BlockSampler::run_token_denoise(const at::Tensor& noise, const at::Te
   return last_decoded_;
 }
 
+at::Tensor BlockSampler::track_quarters(const at::Tensor& tokens, int64_t frame_start,
+                                       const at::Tensor& given) {
+  const int64_t frames = tokens.size(1);
+  const auto longs = at::TensorOptions().dtype(at::kLong).device(tokens.device());
+  at::Tensor quarters;
+  if (given.defined()) {
+    if (given.sizes() != at::IntArrayRef({1, frames})) {
+      throw Error(model_.config().name, "a re-committed block's tile quarters must be [1, " +
+                                            std::to_string(frames) + "]");
+    }
+    quarters = given.to(longs);
+  } else if (frame_start == 0) {
+    // The sink: where the game starts its camera (the config's "tile_quarters"); the block's
+    // later frames follow from it.
+    const std::vector<int>& first = model_.config().tile_quarters;
+    const at::Tensor sink = at::full({1}, first[0] * 2 + first[1], longs);
+    quarters = frames == 1 ? sink.view({1, 1})
+                           : at::cat({sink.view({1, 1}),
+                                      model::follow_quarters(sink, tokens.select(1, 0),
+                                                             tokens.slice(1, 1))},
+                                     1);
+  } else if (quarter_.defined()) {
+    quarters = model::follow_quarters(quarter_, quarter_tokens_, tokens);
+  } else {
+    throw Error(model_.config().name,
+                "frame " + std::to_string(frame_start) +
+                    " was committed with no frame before it: its tile quarters cannot be followed "
+                    "(Note [Quarter tracking])");
+  }
+  // In place once allocated: a recorded commit writes the buffers a replay's next commit reads.
+  const at::Tensor last = quarters.select(1, frames - 1);
+  const at::Tensor last_tokens = tokens.select(1, frames - 1);
+  if (quarter_.defined() && block_quarters_.sizes() == quarters.sizes()) {
+    quarter_.copy_(last);
+    quarter_tokens_.copy_(last_tokens);
+    block_quarters_.copy_(quarters);
+  } else {
+    quarter_ = last.clone();
+    quarter_tokens_ = last_tokens.clone();
+    block_quarters_ = quarters.clone();
+  }
+  return block_quarters_;
+}
+
 void BlockSampler::run_commit(const at::Tensor& x0, const at::Tensor& actions, int64_t block_index,
                               int64_t frame_start, const at::Tensor& context_eps,
-                              const model::RopeRotation* rope, bool device_only) {
+                              const model::RopeRotation* rope, bool device_only,
+                              const at::Tensor& quarters) {
   if (tokenizer_) {
     // The frame just drawn commits its own tokens; any other (a seed frame, a re-commit) is
     // encoded, exactly for frames made of codebook patches (Note [Patch tokens]).
@@ -282,6 +331,9 @@ void BlockSampler::run_commit(const at::Tensor& x0, const at::Tensor& actions, i
         at::zeros({1, x0.size(1)}, at::TensorOptions().device(x0.device()));
     model::FrameBatch batch{tokens, levels, actions, frame_start, at::Tensor()};
     batch.rope = rope;
+    if (!model_.config().tile_quarters.empty()) {
+      batch.quarters = track_quarters(tokens, frame_start, quarters);
+    }
     attention::StepInfo step = clean_step(block_index);
     step.commit_device_only = device_only;
     model_.forward_block(batch, policy_, step);

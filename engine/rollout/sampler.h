@@ -69,9 +69,18 @@ class BlockSampler {
                      int64_t frame_start, const at::Tensor& reference);
 
   // The clean pass: the block x0 at the config's context-noise level c (re-noised with
-  // `context_eps` when c > 0) through the model with commits, so later blocks attend to it.
+  // `context_eps` when c > 0) through the model with commits, so later blocks attend to it. A
+  // token model with tile quarters takes the block's `quarters` ([1, F] int64) when given (a
+  // re-commit of a kept block), else follows them from the frame committed before (Note
+  // [Quarter tracking]).
   void commit(const at::Tensor& x0, const at::Tensor& actions, int64_t block_index,
-              int64_t frame_start, const at::Tensor& context_eps);
+              int64_t frame_start, const at::Tensor& context_eps,
+              const at::Tensor& quarters = at::Tensor());
+
+  // The tile quarters ([1, F] int64, on the device) of the block committed last, for a kept
+  // block's re-commit; undefined for a model without them (Note [Tile quarters]). The tensor is
+  // overwritten by the next commit: keep a clone.
+  const at::Tensor& committed_quarters() const { return block_quarters_; }
 
   // A whole block: denoise, then commit; returns x0. Where the device and the policy allow it,
   // replayed from a CUDA graph (Note [Block graph]); the same kernels on the same values.
@@ -136,7 +145,11 @@ class BlockSampler {
   // The clean pass; `device_only` marks its commits as Note [Replayed commit]'s device half.
   void run_commit(const at::Tensor& x0, const at::Tensor& actions, int64_t block_index,
                   int64_t frame_start, const at::Tensor& context_eps,
-                  const model::RopeRotation* rope, bool device_only);
+                  const model::RopeRotation* rope, bool device_only,
+                  const at::Tensor& quarters = at::Tensor());
+  // The quarters of committed `tokens` ([1, F, h, w]) at `frame_start`, kept as the ones the next
+  // commit follows (Note [Quarter tracking]); `given` when defined.
+  at::Tensor track_quarters(const at::Tensor& tokens, int64_t frame_start, const at::Tensor& given);
   // The block from the graph, recording it first under `key` if it is not the recorded one.
   at::Tensor replay_block(uint64_t key, const at::Tensor& noise, const at::Tensor& actions,
                           int64_t block_index, int64_t frame_start, const at::Tensor& context_eps,
@@ -163,6 +176,10 @@ class BlockSampler {
   std::unique_ptr<model::Tokenizer> tokenizer_;
   model::TokenConfig tokens_;
   at::Tensor last_tokens_, last_decoded_;
+  // Note [Quarter tracking]: the last committed frame's quarter ([1]) and tokens ([1, h, w]), and
+  // the last committed block's quarters ([1, F]); device buffers written in place, so a recorded
+  // graph's commit updates them. Undefined until the first commit of a model with quarters.
+  at::Tensor quarter_, quarter_tokens_, block_quarters_;
   // Graph state: the recording, its static inputs, the last block's replay key.
   std::unique_ptr<BlockGraph> graph_;
   at::Tensor graph_noise_, graph_actions_, graph_eps_, graph_reference_;

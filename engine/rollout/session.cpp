@@ -61,6 +61,7 @@ struct ContextBlock {
   at::Tensor actions;  // [1, F] int64
   at::Tensor eps;      // context noise, undefined when the config has none
   int64_t block_index = 0;
+  at::Tensor quarters;  // [1, F] tile quarters (Note [Tile quarters]); undefined without them
 };
 
 struct Session::Rollout {
@@ -145,7 +146,9 @@ struct Session::Impl {
   // The block's clean-pass inputs go into the context kept for policy switches.
   void keep_block(Rollout& r, const at::Tensor& x0, const at::Tensor& actions,
                   const at::Tensor& eps) const {
-    ContextBlock kept{x0, actions, eps, r.next_block};
+    const at::Tensor& quarters = r.sampler->committed_quarters();
+    ContextBlock kept{x0, actions, eps, r.next_block,
+                      quarters.defined() ? quarters.clone() : at::Tensor()};
     if (r.next_block == 0) {
       r.first_block = std::move(kept);
     } else if (options.context_blocks != 0) {
@@ -181,7 +184,8 @@ struct Session::Impl {
   int64_t recommit_context(const Rollout& r, BlockSampler& sampler) const {
     int64_t policy_block = 0;
     const auto recommit = [&](const ContextBlock& b) {
-      sampler.commit(b.x0, b.actions, policy_block++, b.block_index * frames_per_block(), b.eps);
+      sampler.commit(b.x0, b.actions, policy_block++, b.block_index * frames_per_block(), b.eps,
+                     b.quarters);
     };
     if (r.first_block) recommit(*r.first_block);
     for (const ContextBlock& b : r.recent_blocks) recommit(b);

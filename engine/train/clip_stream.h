@@ -22,6 +22,7 @@ struct ClipBatch {
   at::Tensor frames;     // [B, F, 3, H, W] float32 in [−1, 1], CPU
   at::Tensor actions;    // [B, F] int64
   at::Tensor positions;  // [B, F] int64 absolute frame indices
+  at::Tensor quarters;   // [B, F] int64 top-left tile quarters (Note [Tile quarters], dit.h)
   // The lead between the sink and the run (ClipSpec::lead_frames; undefined when 0): [B, L] int64
   // actions and absolute frame indices.
   at::Tensor lead_actions;

@@ -10,24 +10,6 @@
 
 namespace wc::train {
 
-at::Tensor step_shifts(const at::Tensor& tokens) {
-  const at::NoGradGuard no_grad;
-  const int64_t b = tokens.size(0), f = tokens.size(1), h = tokens.size(2), w = tokens.size(3);
-  if (f < 2) return at::zeros({b, 0}, tokens.options().dtype(at::kLong));
-  const at::Tensor now = tokens.slice(1, 1), before = tokens.slice(1, 0, f - 1);
-  std::vector<at::Tensor> matches;
-  for (const auto& s : kStepShifts) {
-    const int dy = s[0], dx = s[1];
-    const at::Tensor a = now.slice(2, std::max(0, -dy), h - std::max(0, dy))
-                             .slice(3, std::max(0, -dx), w - std::max(0, dx));
-    const at::Tensor c = before.slice(2, std::max(0, dy), h - std::max(0, -dy))
-                             .slice(3, std::max(0, dx), w - std::max(0, -dx));
-    matches.push_back((a == c).sum({2, 3}));
-  }
-  // Ties go to the earlier shift: standing still first.
-  return std::get<1>(at::stack(matches, -1).max(-1));
-}
-
 at::Tensor scrolled_in(const at::Tensor& tokens) {
   const at::NoGradGuard no_grad;
   const int64_t b = tokens.size(0), f = tokens.size(1), h = tokens.size(2), w = tokens.size(3);
@@ -134,6 +116,12 @@ TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
     batch.weights = batch.weights * (1.0 + (spec.overlay_weight - 1.0) * overlay);
   }
   return batch;
+}
+
+at::Tensor stream_quarters(const at::Tensor& quarters, size_t masked) {
+  const at::Tensor unknown =
+      at::full({quarters.size(0), static_cast<int64_t>(masked)}, -1, quarters.options());
+  return at::cat({quarters, unknown}, 1);
 }
 
 at::Tensor masked_token_loss(const at::Tensor& logits, const at::Tensor& targets,

@@ -55,13 +55,9 @@ struct TokenBatch {
   std::vector<int> noisy;   // each masked frame's index in the clip, ascending
 };
 
-// The one-patch shifts (dy, dx) a step can make, standing still first: a cell (y, x) then shows
-// what (y + dy, x + dx) showed the frame before.
-inline constexpr int kStepShifts[5][2] = {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}};
-
-// For each frame after the first ([B, F − 1] int64), the index in kStepShifts of the shift of
-// the frame before that explains most of its tokens (ties to the earlier shift).
-at::Tensor step_shifts(const at::Tensor& tokens);
+// The step shifts and their reading live with the tile quarters that follow them (tile_quarters.h).
+using model::kStepShifts;
+using model::step_shifts;
 
 // The strip each frame's step brought into view ([B, F, h, w] bool; frame 0 has none): the
 // cells whose source under the frame's step_shifts shift lies outside the frame before.
@@ -83,6 +79,11 @@ TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
                             double action_dropout, int64_t dropped_action, uint64_t seed,
                             const at::Tensor& overlay_cells = at::Tensor(),
                             const OwnContext* own = nullptr);
+
+// The quarters (Note [Tile quarters], dit.h) of a masked stream: the clip's `quarters` ([B, F]
+// int64) for its context, then −1 for each of its `masked` frames, whose quarters follow from a
+// scroll that play has not yet drawn.
+at::Tensor stream_quarters(const at::Tensor& quarters, size_t masked);
 
 // The weighted mean cross-entropy of `logits` ([B, M, N, V]) at `targets` with `weights`.
 at::Tensor masked_token_loss(const at::Tensor& logits, const at::Tensor& targets,

@@ -15,6 +15,7 @@
 #include "engine/core/timing.h"
 #include "engine/model/dit.h"
 #include "engine/model/tokenizer.h"
+#include "engine/model/weights.h"
 #include "engine/train/consistent_target.h"
 #include "engine/train/clip_stream.h"
 #include "engine/train/token_batch.h"
@@ -28,6 +29,44 @@ namespace fs = std::filesystem;
 
 // Set apart from the batch's own seed, so the play's draws are not the mask's.
 constexpr uint64_t kOwnPlaySeed = 0x6f776e706c6179ULL;
+
+namespace {
+
+// Whether --init names a model folder whose config has no tile quarters where `model_config`
+// has them (Note [Tile quarters]): the model then grows from it.
+bool grows_tile_quarters(const model::ModelConfig& model_config, const std::string& init) {
+  if (model_config.tile_quarters.empty() || init.empty()) return false;
+  const fs::path config_file = fs::path(init) / "config.json";
+  if (!fs::is_directory(init) || !fs::exists(config_file)) return false;
+  return model::load_model_config(config_file.string()).tile_quarters.empty();
+}
+
+// Every tensor of the model in `dir` copied into `model`, whose config is the folder's with tile
+// quarters added; the quarter vectors start at zero, so the grown model plays as the one in
+// `dir` until it learns them.
+void load_adding_tile_quarters(model::CausalDiTImpl& model, const std::string& dir) {
+  const std::string config_file = (fs::path(dir) / "config.json").string();
+  model::CausalDiT source(model::load_model_config(config_file));
+  model::load_weights(source, dir);
+  const auto trained = source->named_parameters(/*recurse=*/true);
+  const at::NoGradGuard no_grad;
+  for (auto& item : model.named_parameters(/*recurse=*/true)) {
+    at::Tensor p = item.value();
+    if (item.key() == "tile_quarters.weight") {
+      p.zero_();
+      continue;
+    }
+    const at::Tensor* found = trained.find(item.key());
+    if (found == nullptr || found->sizes() != p.sizes()) {
+      throw Error(config_file, "tensor '" + item.key() +
+                                   "': the training config's model differs here, and only its "
+                                   "tile quarters may be new");
+    }
+    p.copy_(*found);
+  }
+}
+
+}  // namespace
 
 TrainReport train_token_model(const TrainConfig& config, const model::ModelConfig& model_config,
                               const TrainOptions& options,
@@ -49,8 +88,19 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
   const std::string model_dir = (out / "model").string();
   fs::create_directories(out);
 
+  if (!model_config.tile_quarters.empty() && config.tokens.own_share > 0.0) {
+    throw Error(config.file, "field 'tokens.own_share': the model's own play does not yet track "
+                             "tile quarters (Note [Tile quarters]); set it to 0 for " +
+                                 model_config.file);
+  }
   TrainedWeights weights(model_config, config, options.device);
-  weights.start(state_dir, options);
+  if (grows_tile_quarters(model_config, options.init_from)) {
+    weights.start(
+        state_dir, options, [&] { load_adding_tile_quarters(*weights.model, options.init_from); },
+        " (tile quarters added at zero)");
+  } else {
+    weights.start(state_dir, options);
+  }
   TrainProgress& progress = weights.progress;
   TrainReport report;
   report.first_step = progress.step;
@@ -122,10 +172,13 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
       own.targets = at::cat({targets.tokens, rest(tokens)}, 0);
       own.scored = at::cat({targets.scored, at::ones_like(rest(tokens), targets.scored.options())}, 0);
     }
-    const TokenBatch batch = make_token_batch(
+    TokenBatch batch = make_token_batch(
         tokens, actions, positions, config.tokens, model_config.tokens.vocab,
         config.noise.action_dropout, config.noise.dropped_action, step_seed(config.seed, step),
         overlay_cells, played_rows > 0 ? &own : nullptr);
+    if (!model_config.tile_quarters.empty()) {
+      batch.input.quarters = stream_quarters(clips.quarters.to(options.device), batch.noisy.size());
+    }
     const at::Tensor logits = weights.model->forward_masked(batch.input, batch.mask);
     const at::Tensor loss = masked_token_loss(logits, batch.targets, batch.weights);
     const double lr = learning_rate_at(config, step);

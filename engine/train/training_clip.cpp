@@ -6,8 +6,20 @@
 #include <random>
 
 #include "engine/game/game.h"
+#include "engine/game/hash.h"
 
 namespace wc::train {
+namespace {
+
+// The quarter (row·2 + column) of its tile that the frame's top-left patch shows, a patch being
+// half a tile, the camera's step (Note [Tile quarters] in dit.h).
+int64_t top_left_quarter(const game::Game& game) {
+  constexpr int half = game::kTileSize / 2;
+  const auto parity = [](int camera) { return game::floor_mod(game::floor_div(camera, half), 2); };
+  return parity(game.camera_y()) * 2 + parity(game.camera_x());
+}
+
+}  // namespace
 
 // Note [Clip positions]
 // At play time the attention window holds the sink block (the seeded first frame, at frame
@@ -32,6 +44,7 @@ Clip record_clip(const ClipSpec& spec, uint64_t seed) {
   clip.rgba.resize(frame_bytes * static_cast<size_t>(spec.frames));
   clip.actions.assign(static_cast<size_t>(spec.frames), 0);
   clip.positions.assign(static_cast<size_t>(spec.frames), 0);
+  clip.quarters.assign(static_cast<size_t>(spec.frames), top_left_quarter(game));
   std::memcpy(clip.rgba.data(), game.frame().data(), frame_bytes);
 
   int64_t run_start = 1;
@@ -58,6 +71,7 @@ Clip record_clip(const ClipSpec& spec, uint64_t seed) {
                 frame_bytes);
     clip.actions[static_cast<size_t>(f)] = static_cast<int64_t>(action);
     clip.positions[static_cast<size_t>(f)] = run_start + f - 1;
+    clip.quarters[static_cast<size_t>(f)] = top_left_quarter(game);
   }
   return clip;
 }

@@ -29,6 +29,8 @@ struct Clip {
   std::vector<uint8_t> rgba;
   std::vector<int64_t> actions;
   std::vector<int64_t> positions;
+  // Each frame's top-left tile quarter, row·2 + column (Note [Tile quarters] in dit.h).
+  std::vector<int64_t> quarters;
   // The lead (spec.lead_frames): its actions and absolute frame indices, which come just before
   // the run's (the run's first index is one past the lead's last).
   std::vector<int64_t> lead_actions;

@@ -303,5 +303,155 @@ TEST(TokenModel, SpecsAndOutputsAreTheCodebooksLogits) {
   fs::remove_all(dir);
 }
 
+
+// Note [Tile quarters]: the place-to-quarter table against a loop, and the shift of a quarter.
+TEST(TileQuarters, EachPlaceShowsItsQuarterAndAShiftMovesIt) {
+  for (auto [h, w] : {std::pair<int, int>{4, 4}, {3, 5}, {5, 2}}) {
+    const at::Tensor rows = tile_quarter_rows(h, w, at::kCPU);
+    ASSERT_EQ(rows.sizes(), (at::IntArrayRef{4, h * w}));
+    for (int q = 0; q < 4; ++q) {
+      for (int r = 0; r < h; ++r) {
+        for (int col = 0; col < w; ++col) {
+          const int expected = ((r + q / 2) % 2) * 2 + (col + q % 2) % 2;
+          EXPECT_EQ(rows[q][r * w + col].item<int64_t>(), expected) << q << ":" << r << "," << col;
+        }
+      }
+    }
+  }
+  const at::Tensor all = at::arange(4, at::kLong);
+  for (const auto& s : kStepShifts) {
+    const at::Tensor moved = shifted_quarter(all, s[0], s[1]);
+    for (int q = 0; q < 4; ++q) {
+      const int row = ((q / 2 + s[0]) % 2 + 2) % 2, column = ((q % 2 + s[1]) % 2 + 2) % 2;
+      EXPECT_EQ(moved[q].item<int64_t>(), row * 2 + column) << q << " by " << s[0] << "," << s[1];
+    }
+  }
+}
+
+// Note [Quarter tracking]: a view walked over a world of random tokens, standing still at times;
+// the quarters followed from the first frame's are the camera's, frame by frame.
+TEST(TileQuarters, FollowedQuartersAreTheCamerasOnAWalk) {
+  std::mt19937 random(41);
+  const int world = 64, h = 6, w = 7, frames = 40;
+  const at::Tensor ground = at::randint(0, 1000, {world, world}, at::kLong);
+  int y = 20, x = 23;
+  std::vector<at::Tensor> views;
+  std::vector<int64_t> truth;
+  for (int f = 0; f < frames; ++f) {
+    if (f > 0) {
+      const auto& s = kStepShifts[random() % 5];
+      y += s[0];
+      x += s[1];
+    }
+    views.push_back(ground.slice(0, y, y + h).slice(1, x, x + w));
+    truth.push_back((y % 2) * 2 + x % 2);
+  }
+  const at::Tensor tokens = at::stack(views).unsqueeze(0);  // [1, F, h, w]
+  const at::Tensor first = at::full({1}, truth[0], at::kLong);
+  const at::Tensor followed =
+      follow_quarters(first, tokens.select(1, 0), tokens.slice(1, 1));
+  ASSERT_EQ(followed.sizes(), (at::IntArrayRef{1, frames - 1}));
+  for (int f = 1; f < frames; ++f) EXPECT_EQ(followed[0][f - 1].item<int64_t>(), truth[f]) << f;
+}
+
+TEST(TileQuarters, AreAVectorPerQuarterAddedToKnownFramesAndStartAtZero) {
+  const fs::path dir = temp_dir("quarters");
+  nlohmann::json json;
+  const ModelConfig plain = token_config(dir, random_codebook(7, 24), &json);
+  EXPECT_TRUE(plain.tile_quarters.empty());
+  EXPECT_FALSE(model_config_to_json(plain).contains("tile_quarters"));
+  json["tile_quarters"] = {1, 0};
+  std::ofstream((dir / "quarters.json").string()) << json.dump(2);
+  const ModelConfig c = load_model_config((dir / "quarters.json").string());
+  ASSERT_EQ(c.tile_quarters, (std::vector<int>{1, 0}));
+  EXPECT_EQ(model_config_to_json(c)["tile_quarters"], nlohmann::json({1, 0}));
+  EXPECT_EQ(parse_model_config(model_config_to_json(c), c.file).tile_quarters, c.tile_quarters);
+  for (const nlohmann::json& bad : {nlohmann::json({2, 0}), nlohmann::json({1}), nlohmann::json(1)}) {
+    nlohmann::json broken = json;
+    broken["tile_quarters"] = bad;
+    EXPECT_THAT(config_error(dir, broken), HasSubstr("tile_quarters")) << bad;
+  }
+  nlohmann::json pixel = json;
+  pixel.erase("tokens");
+  EXPECT_THAT(config_error(dir, pixel), HasSubstr("field 'tile_quarters'"));
+  int found = 0;
+  for (const TensorSpec& s : model_tensor_specs(c, Dtype::kF32)) {
+    if (s.name != "tile_quarters.weight") continue;
+    ++found;
+    EXPECT_EQ(s.shape, (Shape{4, c.hidden}));
+  }
+  EXPECT_EQ(found, 1);
+  for (const TensorSpec& s : model_tensor_specs(plain, Dtype::kF32)) {
+    EXPECT_NE(s.name, "tile_quarters.weight");
+  }
+
+  // With the vectors at zero the model is the one without them, whatever the quarters.
+  CausalDiT without(plain);
+  init_random_weights(without, 11);
+  CausalDiT with(c);
+  {
+    at::NoGradGuard no_grad;
+    const auto source = without->named_parameters(true);
+    for (auto& item : with->named_parameters(true)) {
+      if (item.key() == "tile_quarters.weight") {
+        item.value().zero_();
+      } else {
+        item.value().copy_(source[item.key()]);
+      }
+    }
+  }
+  FrameBatch batch{at::randint(0, 25, {2, 3, 4, 4}, at::kLong), at::rand({2, 3}),
+                   at::randint(0, 5, {2, 3}, at::kLong), 0, at::Tensor()};
+  const at::Tensor reference = without->forward_train(batch);
+  batch.quarters = at::randint(-1, 4, {2, 3}, at::kLong);
+  EXPECT_TRUE(with->forward_train(batch).equal(reference));
+
+  // Learned vectors: a frame marked unknown (−1) gets none, as with no quarters given; a known
+  // frame gets its places' rows, which is the embedding of every token moved by that row.
+  {
+    at::NoGradGuard no_grad;
+    with->tile_quarters->weight.copy_(at::randn({4, c.hidden}));
+  }
+  batch.quarters = at::full({2, 3}, -1, at::kLong);
+  EXPECT_TRUE(at::allclose(with->forward_train(batch), reference, 1e-5, 1e-5));
+  batch.quarters = at::tensor({2, 0, 3, 1, -1, 0}, at::kLong).view({2, 3});
+  const at::Tensor known = with->forward_train(batch);
+  EXPECT_FALSE(at::allclose(known, reference, 1e-3, 1e-3));
+  // One vector in all four rows, every frame known: the same as adding it, at the table's
+  // scale, to every token's embedding.
+  const at::Tensor v = at::randn({c.hidden});
+  CausalDiT moved(plain);
+  CausalDiT uniform(c);
+  {
+    at::NoGradGuard no_grad;
+    const auto source = without->named_parameters(true);
+    for (auto& item : moved->named_parameters(true)) item.value().copy_(source[item.key()]);
+    moved->token_embed->weight.add_(v * kTileQuarterScale);
+    for (auto& item : uniform->named_parameters(true)) {
+      if (item.key() == "tile_quarters.weight") {
+        item.value().copy_(v.expand({4, c.hidden}));
+      } else {
+        item.value().copy_(source[item.key()]);
+      }
+    }
+  }
+  FrameBatch all_known = batch;
+  all_known.quarters = at::randint(0, 4, {2, 3}, at::kLong);
+  EXPECT_TRUE(
+      at::allclose(uniform->forward_train(all_known), moved->forward_train(all_known), 1e-5, 1e-5));
+  // Distinct rows: which quarter a frame shows changes what the model predicts.
+  FrameBatch other = batch;
+  other.quarters = at::tensor({3, 0, 3, 1, -1, 0}, at::kLong).view({2, 3});
+  EXPECT_FALSE(at::allclose(with->forward_train(other), known, 1e-3, 1e-3));
+
+  // Saved and loaded with the table.
+  save_weights(with, (dir / "weights").string());
+  CausalDiT loaded(c);
+  load_weights(loaded, (dir / "weights").string());
+  EXPECT_TRUE(loaded->tile_quarters->weight.equal(with->tile_quarters->weight));
+  EXPECT_TRUE(loaded->forward_train(batch).equal(known));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace wc::model

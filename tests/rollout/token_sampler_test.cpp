@@ -8,8 +8,13 @@
 #include <random>
 #include <set>
 
+#include <torch/autograd.h>
+
 #include "engine/core/error.h"
+#include "engine/model/dit.h"
+#include "engine/model/weights.h"
 #include "engine/model/tokenizer.h"
+#include "engine/rollout/sampler.h"
 #include "engine/rollout/session.h"
 #include "engine/rollout/token_sampler.h"
 #include "tests/model/model_test_util.h"
@@ -280,6 +285,78 @@ TEST(TokenSession, TemperaturePassesAndSurenessChangeLiveOrAreRefused) {
   EXPECT_FALSE(pixel->draws_tokens());
   EXPECT_THROW(pixel->set_token_passes(2), Error);
   EXPECT_THROW(pixel->set_token_sure(0.9), Error);
+}
+
+// Note [Quarter tracking]: the sink frame commits at the config's quarter, and each frame after
+// it at the one before moved by the shift its tokens made, a view walked over a world of random
+// tokens standing for the model's drawing.
+TEST(TileQuarterTracking, CommittedFramesFollowTheirScroll) {
+  model::ModelConfig c = testing::tiny_token_config();
+  c.tile_quarters = {1, 1};
+  model::CausalDiT dit(c);
+  model::init_random_weights(dit, 3);
+  const torch::NoGradGuard no_grad;
+  testing::FullHistoryPolicy policy(testing::shape_for(c, c.frame));
+  BlockSampler blocks(*dit, policy, c.frame, /*cuda_graphs=*/false);
+  const model::Tokenizer tokenizer(*c.tokens.codebook, at::kCPU);
+  const int g = c.frame.height / c.patch_h;
+  at::manual_seed(12);  // fresh random inputs
+  const at::Tensor world = at::randint(0, c.tokens.vocab, {20, 20}, at::kLong);
+  const auto frame = [&](int y, int x) {
+    return tokenizer.decode(world.slice(0, y, y + g).slice(1, x, x + g).reshape({1, 1, g, g}),
+                            at::kFloat);
+  };
+  const at::Tensor none = at::zeros({1, 1}, at::kLong);
+  int y = 7, x = 9;  // quarter (1, 1): the config's for the sink
+  blocks.commit(frame(y, x), none, 0, 0, at::Tensor());
+  ASSERT_TRUE(blocks.committed_quarters().defined());
+  EXPECT_EQ(blocks.committed_quarters().item<int64_t>(), 3);
+  const int moves[][2] = {{0, 1}, {0, 1}, {0, 0}, {1, 0}, {0, -1}, {-1, 0}, {0, 1}, {1, 0}};
+  int64_t index = 1;
+  for (const auto& m : moves) {
+    y += m[0];
+    x += m[1];
+    blocks.commit(frame(y, x), none, index, index, at::Tensor());
+    EXPECT_EQ(blocks.committed_quarters().item<int64_t>(), (y % 2) * 2 + x % 2) << "frame " << index;
+    ++index;
+  }
+  // Given quarters (a kept block's re-commit) are taken as they are, and followed on.
+  blocks.commit(frame(y, x), none, index, index, at::Tensor(), at::full({1, 1}, 1, at::kLong));
+  EXPECT_EQ(blocks.committed_quarters().item<int64_t>(), 1);
+  blocks.commit(frame(y, x + 1), none, index + 1, index + 1, at::Tensor());
+  EXPECT_EQ(blocks.committed_quarters().item<int64_t>(), 0);
+  // A frame after the sink with nothing before it cannot be followed.
+  testing::FullHistoryPolicy fresh(testing::shape_for(c, c.frame));
+  BlockSampler late(*dit, fresh, c.frame, /*cuda_graphs=*/false);
+  try {
+    late.commit(frame(y, x), none, 0, 5, at::Tensor());
+    ADD_FAILURE() << "a frame committed with no quarters before it";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("tile quarters"));
+  }
+  // A model without quarters tracks none.
+  model::CausalDiT plain(testing::tiny_token_config());
+  testing::FullHistoryPolicy plain_policy(testing::shape_for(c, c.frame));
+  BlockSampler untracked(*plain, plain_policy, c.frame, /*cuda_graphs=*/false);
+  untracked.commit(frame(y, x), none, 0, 0, at::Tensor());
+  EXPECT_FALSE(untracked.committed_quarters().defined());
+}
+
+// A token model with tile quarters plays, replays from its seed, and a switch to the same policy
+// re-commits the kept frames at their own quarters: the next frames are the ones without the
+// switch (Note [Policy switch]).
+TEST(TileQuarterTracking, ASwitchKeepsEachKeptFramesQuarters) {
+  model::ModelConfig c = testing::tiny_token_config();
+  c.tile_quarters = {1, 1};
+  SessionOptions options;
+  options.context_blocks = 6;
+  const nlohmann::json settings = {{"window", 7}};
+  auto a = Session::create(c, "", "dense", settings, 7, at::kCPU, options);
+  auto b = Session::create(c, "", "dense", settings, 7, at::kCPU, options);
+  const std::vector<uint8_t> first = play(*a, 4);
+  EXPECT_EQ(first, play(*b, 4));
+  a->switch_policy("dense", settings);
+  EXPECT_EQ(play(*a, 5), play(*b, 5));
 }
 
 }  // namespace

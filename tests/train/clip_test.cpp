@@ -3,8 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
+#include <vector>
 
 #include "engine/game/game.h"
+#include "engine/model/model_config.h"
+#include "engine/model/tile_quarters.h"
 #include "engine/train/clip_stream.h"
 #include "engine/train/training_clip.h"
 
@@ -51,6 +55,59 @@ TEST(TrainingClip, FramesAreTheGamesFramesUnderTheRecordedActions) {
   }
   EXPECT_GT(contiguous, 5);
   EXPECT_GT(placed, 5);
+}
+
+// Note [Tile quarters]: a clip records the quarter of its tile each frame's top-left patch shows.
+// The game's first frame shows the quarter the bundled quarter model's config names, and each
+// frame's quarter is the one before it moved by the shift its patches made (Note [Quarter
+// tracking]), the rule play follows on the model's own frames.
+TEST(TrainingClip, QuartersFollowTheViewsShift) {
+  const int patch = 8;
+  const model::ModelConfig bundled =
+      model::load_model_config(WORLDCAST_SOURCE_DIR "/assets/configs/game-tokens-quarters.json");
+  ASSERT_EQ(bundled.tile_quarters.size(), 2u);
+  const int64_t first = bundled.tile_quarters[0] * 2 + bundled.tile_quarters[1];
+  for (int side : {64, 128}) {
+    ClipSpec spec = small_spec();
+    spec.width = spec.height = side;
+    spec.frames = 12;
+    const int g = side / patch;
+    const size_t bytes = static_cast<size_t>(side) * side * 4;
+    int followed = 0;
+    for (uint64_t seed = 0; seed < 12; ++seed) {
+      const Clip clip = record_clip(spec, seed);
+      ASSERT_EQ(clip.quarters.size(), static_cast<size_t>(spec.frames));
+      EXPECT_EQ(clip.quarters[0], first) << "sink, seed " << seed;
+      // Each distinct patch of the clip is one token.
+      std::map<std::vector<uint8_t>, int64_t> ids;
+      at::Tensor tokens = at::empty({spec.frames, g, g}, at::kLong);
+      for (int f = 0; f < spec.frames; ++f) {
+        for (int y = 0; y < g; ++y) {
+          for (int x = 0; x < g; ++x) {
+            std::vector<uint8_t> p;
+            for (int r = 0; r < patch; ++r) {
+              const uint8_t* row = clip.rgba.data() + bytes * f +
+                                   ((static_cast<size_t>(y) * patch + r) * side + x * patch) * 4;
+              p.insert(p.end(), row, row + patch * 4);
+            }
+            const auto found = ids.emplace(p, static_cast<int64_t>(ids.size())).first;
+            tokens[f][y][x] = found->second;
+          }
+        }
+      }
+      // The run's frames follow one another (a placed clip's first frame comes after a walk).
+      const int from = clip.walk.empty() ? 0 : 1;
+      const at::Tensor start = at::full({1}, clip.quarters[static_cast<size_t>(from)], at::kLong);
+      const at::Tensor quarters = model::follow_quarters(
+          start, tokens.select(0, from).unsqueeze(0), tokens.slice(0, from + 1).unsqueeze(0));
+      for (int f = from + 1; f < spec.frames; ++f) {
+        EXPECT_EQ(quarters[0][f - from - 1].item<int64_t>(), clip.quarters[static_cast<size_t>(f)])
+            << "frame " << f << ", seed " << seed << ", side " << side;
+        ++followed;
+      }
+    }
+    EXPECT_GT(followed, 100);
+  }
 }
 
 // Note [Deep rollout]: the lead is played between the walk and the run; its actions and positions

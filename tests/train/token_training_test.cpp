@@ -334,6 +334,80 @@ TEST_F(TokenTrainerTest, LearnsWithPlayedContexts) {
   EXPECT_TRUE(fs::exists(dir_ / "run" / "model" / "config.json"));
 }
 
+// Note [Tile quarters]: a model grows the quarter vectors from one without them, starting at zero,
+// and a run that learns them plays.
+TEST_F(TokenTrainerTest, GrowsTileQuartersFromAModelWithout) {
+  TrainOptions options;
+  options.out_dir = (dir_ / "plain").string();
+  options.max_steps = 10;
+  options.progress_bar = false;
+  train(config_, options);
+  const std::string plain_dir = (dir_ / "plain" / "model").string();
+
+  nlohmann::json json = nlohmann::json::parse(std::ifstream(dir_ / "model.json"));
+  json["tile_quarters"] = {1, 1};
+  std::ofstream(dir_ / "quarters.json") << json.dump(2);
+  config_.model_config = (dir_ / "quarters.json").string();
+  options.init_from = plain_dir;
+  options.out_dir = (dir_ / "still").string();
+  options.max_steps = 2;
+  const double learning_rate = config_.learning_rate;
+  config_.learning_rate = 0.0;  // the grown model as it starts
+  train(config_, options);
+  const model::ModelConfig grown =
+      model::load_model_config((dir_ / "still" / "model" / "config.json").string());
+  ASSERT_EQ(grown.tile_quarters, (std::vector<int>{1, 1}));
+  model::CausalDiT still(grown);
+  model::load_weights(still, (dir_ / "still" / "model").string());
+  model::CausalDiT plain(model::load_model_config(plain_dir + "/config.json"));
+  model::load_weights(plain, plain_dir);
+  EXPECT_TRUE(still->tile_quarters->weight.eq(0).all().item<bool>());
+  model::FrameBatch batch{at::randint(0, grown.tokens.vocab + 1, {2, 3, 4, 4}, at::kLong),
+                          at::rand({2, 3}), at::randint(0, 6, {2, 3}, at::kLong), 0, at::Tensor()};
+  batch.quarters = at::randint(-1, 4, {2, 3}, at::kLong);
+  EXPECT_TRUE(at::allclose(still->forward_train(batch), plain->forward_train(batch), 1e-5, 1e-5));
+
+  // Trained, the vectors learn, and the model plays with its quarters followed.
+  config_.learning_rate = learning_rate;
+  options.out_dir = (dir_ / "trained").string();
+  options.max_steps = 10;
+  train(config_, options);
+  model::CausalDiT trained(grown);
+  model::load_weights(trained, (dir_ / "trained" / "model").string());
+  EXPECT_GT(trained->tile_quarters->weight.abs().max().item<double>(), 0.0);
+  auto session = rollout::Session::create(grown, (dir_ / "trained" / "model").string(), "dense",
+                                          {{"window", 4}}, 3, at::kCPU);
+  for (int i = 0; i < 3; ++i) session->step(game::Action::kRight);
+  EXPECT_EQ(session->frame_index(), 3u);
+
+  // A model that differs in more than the table is refused by the tensor's name.
+  json["hidden"] = 64;
+  json["mlp"] = 128;
+  json["head_dim"] = 32;
+  std::ofstream(dir_ / "wider.json") << json.dump(2);
+  config_.model_config = (dir_ / "wider.json").string();
+  options.out_dir = (dir_ / "wider").string();
+  try {
+    train(config_, options);
+    ADD_FAILURE() << "grew a model of another width";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("config.json"));
+    EXPECT_THAT(e.what(), HasSubstr("tensor '"));
+  }
+
+  // The model's own play does not follow quarters: refused by field, before any step.
+  config_.model_config = (dir_ / "quarters.json").string();
+  config_.tokens.own_share = 0.5;
+  options.out_dir = (dir_ / "own").string();
+  try {
+    train(config_, options);
+    ADD_FAILURE() << "trained own rollouts of a quarter model";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("field 'tokens.own_share'"));
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "own" / "model"));
+}
+
 TEST_F(TokenTrainerTest, RefusesAMissingTokensSection) {
   config_.has_tokens = false;
   TrainOptions options;
