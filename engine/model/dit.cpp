@@ -286,4 +286,11 @@ at::Tensor CausalDiTImpl::forward_masked(const FrameBatch& batch, const at::Tens
   return forward(batch, attend);
 }
 
+at::Tensor CausalDiTImpl::forward_stream(const FrameBatch& batch, const MaskedStream& stream) {
+  const AttendFn attend = [&](int, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+    return masked_stream_attention(q, k, v, stream);
+  };
+  return forward(batch, attend);
+}
+
 }  // namespace wc::model

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/attention/attention_policy.h"
+#include "engine/model/masked_stream.h"
 #include "engine/model/model_config.h"
 #include "engine/model/ops.h"
 #include "engine/model/tile_quarters.h"
@@ -187,6 +188,10 @@ class CausalDiTImpl : public torch::nn::Module {
   // Masked full attention over the batch with an explicit [T, T] boolean mask (true = may
   // attend): the training path's attention (reference on the CPU, fused SDPA on CUDA).
   at::Tensor forward_masked(const FrameBatch& batch, const at::Tensor& mask);
+
+  // The same over a training stream (Note [Masked stream attention]): equal to forward_masked
+  // with stream.mask(), at the cost of the pairs the stream allows.
+  at::Tensor forward_stream(const FrameBatch& batch, const MaskedStream& stream);
 
   // The parameters' device and dtype.
   at::Device device() const { return time_proj->weight.device(); }

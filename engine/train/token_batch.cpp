@@ -28,24 +28,6 @@ at::Tensor scrolled_in(const at::Tensor& tokens) {
   return strip;
 }
 
-at::Tensor masked_stream_mask(int frames, const std::vector<int>& noisy, int tokens_per_frame,
-                              at::Device device) {
-  const int total = frames + static_cast<int>(noisy.size());
-  at::Tensor by_frame = at::zeros({total, total}, at::kBool);
-  auto m = by_frame.accessor<bool, 2>();
-  for (int i = 0; i < frames; ++i) {
-    for (int j = 0; j <= i; ++j) m[i][j] = true;
-  }
-  for (size_t k = 0; k < noisy.size(); ++k) {
-    const int row = frames + static_cast<int>(k);
-    for (int j = 0; j < noisy[k]; ++j) m[row][j] = true;
-    m[row][row] = true;
-  }
-  return by_frame.to(device)
-      .repeat_interleave(tokens_per_frame, 0)
-      .repeat_interleave(tokens_per_frame, 1);
-}
-
 TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
                             const at::Tensor& positions, const TokenSpec& spec, int64_t vocab,
                             double action_dropout, int64_t dropped_action, uint64_t seed,
@@ -103,7 +85,7 @@ TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
   batch.input.actions = at::cat({keyed, keyed.index_select(1, noisy_index)}, 1);
   batch.input.positions = at::cat({positions, positions.index_select(1, noisy_index)}, 1);
   batch.input.head_first_frame = static_cast<int>(f);
-  batch.mask = masked_stream_mask(static_cast<int>(f), batch.noisy, static_cast<int>(n), device);
+  batch.stream = model::MaskedStream{static_cast<int>(f), batch.noisy, static_cast<int>(n)};
   batch.targets = truth;
   const at::Tensor strip = scrolled_in(tokens).index_select(1, noisy_index).reshape({b, m, n});
   batch.weights = masked.to(at::kFloat) * (1.0 + (spec.new_ground_weight - 1.0) * strip.to(at::kFloat));

@@ -49,7 +49,7 @@ struct OwnContext {
 struct TokenBatch {
   model::FrameBatch input;  // tokens [B, F + M, h, w]: the context, then the M masked frames;
                             // head_first_frame = F
-  at::Tensor mask;          // [T, T] bool attention mask (true: may attend)
+  model::MaskedStream stream;  // who attends to whom (Note [Masked stream attention])
   at::Tensor targets;       // [B, M, h·w] int64: the masked frames' true tokens
   at::Tensor weights;       // [B, M, h·w] float32: 0 where shown, else the place's loss weight
   std::vector<int> noisy;   // each masked frame's index in the clip, ascending
@@ -62,11 +62,6 @@ using model::step_shifts;
 // The strip each frame's step brought into view ([B, F, h, w] bool; frame 0 has none): the
 // cells whose source under the frame's step_shifts shift lies outside the frame before.
 at::Tensor scrolled_in(const at::Tensor& tokens);
-
-// The attention mask of Note [Masked training] for `frames` context frames and the masked copies
-// of frames `noisy`, with `tokens_per_frame` tokens each.
-at::Tensor masked_stream_mask(int frames, const std::vector<int>& noisy, int tokens_per_frame,
-                              at::Device device);
 
 // The batch of clips `tokens` ([B, F, h, w] int64 on the training device), their `actions` and
 // `positions` ([B, F] int64). Actions are dropped to `dropped_action` with probability

@@ -179,7 +179,7 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
     if (!model_config.tile_quarters.empty()) {
       batch.input.quarters = stream_quarters(clips.quarters.to(options.device), batch.noisy.size());
     }
-    const at::Tensor logits = weights.model->forward_masked(batch.input, batch.mask);
+    const at::Tensor logits = weights.model->forward_stream(batch.input, batch.stream);
     const at::Tensor loss = masked_token_loss(logits, batch.targets, batch.weights);
     const double lr = learning_rate_at(config, step);
     weights.update(loss, step, lr, config, precision);

@@ -1,13 +1,18 @@
 // The token model on CUDA (skipped without CUDA): the tokenizer's exact encode and its decode
 // against the CPU, and a token Session whose blocks replayed from a CUDA graph show the eager
-// frames (Note [Masked sampling] draws from the block's noise, so a replay draws the same).
+// frames (Note [Masked sampling] draws from the block's noise, so a replay draws the same), and
+// the training stream's attention by frame in bf16 against the CPU's masked float32 reference.
 #include <gtest/gtest.h>
+#include <torch/csrc/autograd/autograd.h>
 #include <torch/cuda.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
+#include "engine/attention/sdpa.h"
 #include "engine/model/codebook.h"
+#include "engine/model/masked_stream.h"
 #include "engine/model/model_config.h"
 #include "engine/model/tokenizer.h"
 #include "engine/rollout/session.h"
@@ -93,6 +98,45 @@ TEST(TokenGpu, GraphReplayShowsTheEagerFrames) {
     EXPECT_EQ(eager_stats.graph_replayed_blocks, 0) << policy;
     EXPECT_GE(stats.graph_replayed_blocks, 6) << policy;
     EXPECT_TRUE(at::equal(graphed, eager)) << policy;
+  }
+}
+
+// Note [Masked stream attention]: the fused kernels (grouped frames with a mask, single frames
+// and copies without) against the whole stream's mask on the CPU, values and gradients.
+TEST(TokenGpu, MaskedStreamAttentionInBf16MatchesTheCpuReference) {
+  REQUIRE_CUDA();
+  std::mt19937 random(std::random_device{}());
+  for (int group : {1, 4}) {
+    MaskedStream stream;
+    stream.frames = 9;
+    stream.tokens_per_frame = 64;
+    stream.copies = {1, 4, 5, 9};
+    std::shuffle(stream.copies.begin(), stream.copies.end(), random);
+    const int64_t tokens = int64_t{stream.stream_frames()} * stream.tokens_per_frame;
+    const auto generator = static_cast<uint64_t>(random());
+    at::manual_seed(generator);
+    const at::Tensor q = at::randn({2, 4, tokens, 32}), k = at::randn({2, 4, tokens, 32}),
+                     v = at::randn({2, 4, tokens, 32}), upstream = at::randn({2, 4, tokens, 32});
+    const auto on = [](const at::Tensor& x, at::Device device, at::ScalarType dtype) {
+      return x.to(device, dtype).detach().set_requires_grad(true);
+    };
+    const at::Tensor qc = on(q, at::kCUDA, at::kBFloat16), kc = on(k, at::kCUDA, at::kBFloat16),
+                     vc = on(v, at::kCUDA, at::kBFloat16);
+    const at::Tensor fast = masked_stream_attention(qc, kc, vc, stream, group);
+    const auto fast_grads =
+        torch::autograd::grad({fast}, {qc, kc, vc}, {upstream.to(at::kCUDA, at::kBFloat16)});
+    const at::Tensor qr = on(q, at::kCPU, at::kFloat), kr = on(k, at::kCPU, at::kFloat),
+                     vr = on(v, at::kCPU, at::kFloat);
+    const at::Tensor reference = attention::reference_attention(qr, kr, vr, stream.mask(at::kCPU));
+    const auto reference_grads = torch::autograd::grad({reference}, {qr, kr, vr}, {upstream});
+    EXPECT_LT((fast.to(at::kCPU, at::kFloat) - reference).abs().max().item<float>(), 0.05f)
+        << "group " << group;
+    for (size_t i = 0; i < 3; ++i) {
+      const at::Tensor got = fast_grads[i].to(at::kCPU, at::kFloat);
+      const float scale = reference_grads[i].abs().max().item<float>();
+      EXPECT_LT((got - reference_grads[i]).abs().max().item<float>(), 0.05f * std::max(1.0f, scale))
+          << "group " << group << ", gradient " << i;
+    }
   }
 }
 

@@ -70,7 +70,8 @@ TEST(CachedTokenForward, EqualsTheMaskedSequence) {
     reference.actions = actions.slice(1, 0, p + 1);
     reference.positions = positions.slice(1, 0, p + 1);
     reference.head_first_frame = static_cast<int>(p);
-    const at::Tensor mask = masked_stream_mask(static_cast<int>(p), {static_cast<int>(p)}, 16, at::kCPU);
+    const at::Tensor mask =
+        model::MaskedStream{static_cast<int>(p), {static_cast<int>(p)}, 16}.mask(at::kCPU);
     const at::Tensor expected = net->forward_masked(reference, mask);
     EXPECT_TRUE(at::allclose(fast, expected, 1e-4, 1e-4)) << "frame " << p;
     cached.commit(tokens.slice(1, p, p + 1), actions.slice(1, p, p + 1), positions.slice(1, p, p + 1));

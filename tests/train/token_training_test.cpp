@@ -28,25 +28,6 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-TEST(MaskedStreamMask, MatchesItsDefinition) {
-  const std::vector<int> noisy = {1, 3, 4};
-  const int frames = 5, n = 3;
-  const at::Tensor mask = masked_stream_mask(frames, noisy, n, at::kCPU);
-  ASSERT_EQ(mask.sizes(), (at::IntArrayRef{(frames + 3) * n, (frames + 3) * n}));
-  for (int i = 0; i < (frames + 3) * n; ++i) {
-    for (int j = 0; j < (frames + 3) * n; ++j) {
-      const int fi = i / n, fj = j / n;
-      bool may;
-      if (fi < frames) {
-        may = fj <= fi;
-      } else {
-        may = fj == fi || fj < noisy[static_cast<size_t>(fi - frames)];
-      }
-      ASSERT_EQ(mask[i][j].item<bool>(), may) << i << " " << j;
-    }
-  }
-}
-
 TEST(MakeTokenBatch, MasksOnlyTheChosenFramesAndWeighsOnlyMaskedPlaces) {
   const int64_t vocab = 50;
   const at::Tensor tokens = at::randint(0, vocab, {3, 9, 4, 4}, at::kLong);
@@ -203,7 +184,7 @@ TEST(MakeTokenBatch, TrainingSequenceEqualsThePlayedForward) {
   spec.max_corrupt = 0.3;
   const TokenBatch batch = make_token_batch(tokens, actions, positions, spec, c.tokens.vocab, 0.0, 5, 3);
   at::NoGradGuard no_grad;
-  const at::Tensor trained = net->forward_masked(batch.input, batch.mask);
+  const at::Tensor trained = net->forward_stream(batch.input, batch.stream);
   for (size_t k = 0; k < batch.noisy.size(); ++k) {
     const int p = batch.noisy[k];
     attention::ModelShape shape;
