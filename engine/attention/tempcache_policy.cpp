@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "engine/attention/cast_settings.h"
 #include "engine/attention/dense_policy.h"
 #include "engine/core/error.h"
 
@@ -10,6 +11,14 @@ namespace wc::attention {
 namespace {
 
 constexpr const char* kWhere = "tempcache settings";
+
+// Note [TempCache bounded by default]: the default window's worth of entries when no limit is set.
+nlohmann::json bounded_by_default(const nlohmann::json& settings, const ModelShape& shape) {
+  if (!settings.is_object() || tempcache_limit_given(settings)) return settings;
+  nlohmann::json bounded = settings;
+  bounded["budget_frames"] = default_cast_settings(shape).window;
+  return bounded;
+}
 
 }  // namespace
 
@@ -44,7 +53,8 @@ void add_tempcache_stats(const TempCacheStore& store, HeadType type, int cells_p
 TempCachePolicy::TempCachePolicy(const ModelShape& shape, const nlohmann::json& settings)
     : shape_(shape),
       settings_(
-          apply_tempcache_settings(TempCacheSettings{}, settings, shape.geometry, true, kWhere)) {
+          apply_tempcache_settings(TempCacheSettings{}, bounded_by_default(settings, shape),
+                                   shape.geometry, true, kWhere)) {
   reset();
 }
 

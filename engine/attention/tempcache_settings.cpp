@@ -11,8 +11,9 @@
 namespace wc::attention {
 namespace {
 
-constexpr std::array<const char*, 7> kKeys = {"tau",  "budget",         "budget_rule", "lsh_bits",
-                                              "seed", "lsh_candidates", "bias_path"};
+constexpr std::array<const char*, 8> kKeys = {"tau",      "budget",         "budget_frames",
+                                              "budget_rule", "lsh_bits",  "seed",
+                                              "lsh_candidates", "bias_path"};
 
 [[noreturn]] void fail(const char* where, const std::string& key, const std::string& message) {
   throw Error(where, "key '" + key + "': " + message);
@@ -64,6 +65,9 @@ TempCacheSettings apply_tempcache_settings(TempCacheSettings base, const nlohman
                                            const BlockGeometry& geometry, bool allow_window,
                                            const char* where) {
   if (!json.is_object()) throw Error(where, "settings must be a JSON object");
+  if (json.contains("budget") && json.contains("budget_frames")) {
+    fail(where, "budget_frames", "give the budget once: \"budget\" (entries) or \"budget_frames\"");
+  }
   for (const auto& [key, value] : json.items()) {
     if (key == "tau") {
       if (!value.is_number()) fail(where, key, "expected a number, got " + value.dump());
@@ -74,6 +78,8 @@ TempCacheSettings apply_tempcache_settings(TempCacheSettings base, const nlohman
       base.tau = tau;
     } else if (key == "budget") {
       base.budget = read_int(value, where, key, 0, int64_t{1} << 40);
+    } else if (key == "budget_frames") {
+      base.budget = read_int(value, where, key, 0, int64_t{1} << 20) * geometry.tokens_per_frame();
     } else if (key == "budget_rule") {
       if (value == "evict_oldest") {
         base.budget_rule = BudgetRule::kEvictOldest;
@@ -105,14 +111,14 @@ TempCacheSettings apply_tempcache_settings(TempCacheSettings base, const nlohman
       }
     } else {
       fail(where, key,
-           "unknown key (known: tau, budget, budget_rule, window, lsh_bits, lsh_candidates, "
-           "seed, bias_path)");
+           "unknown key (known: tau, budget, budget_frames, budget_rule, window, lsh_bits, "
+           "lsh_candidates, seed, bias_path)");
     }
   }
   // The sink block is never evicted and a frame is added before the budget is enforced.
   const int64_t min_budget = int64_t{geometry.frames + 1} * geometry.tokens_per_frame();
   if (base.budget != 0 && base.budget < min_budget) {
-    fail(where, "budget",
+    fail(where, json.contains("budget_frames") ? "budget_frames" : "budget",
          "must be 0 (none) or at least (frames per block + 1) x tokens per frame = " +
              std::to_string(min_budget) + ", got " + std::to_string(base.budget));
   }
@@ -129,6 +135,12 @@ nlohmann::json tempcache_settings_json(const TempCacheSettings& settings, bool w
                          {"bias_path", bias_path_name(settings.bias_path)}};
   if (with_window) json["window"] = settings.window;
   return json;
+}
+
+bool tempcache_limit_given(const nlohmann::json& settings) {
+  return settings.is_object() &&
+         (settings.contains("budget") || settings.contains("budget_frames") ||
+          settings.contains("window"));
 }
 
 }  // namespace wc::attention

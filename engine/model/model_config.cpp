@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "engine/attention/registry.h"
+#include "engine/attention/tempcache_settings.h"
 #include "engine/core/bounded_read.h"
 #include "engine/core/error.h"
 #include "engine/core/json_object_reader.h"
@@ -260,6 +261,12 @@ nlohmann::json ModelConfig::policy_settings(const std::string& name,
                                             const nlohmann::json& given) const {
   nlohmann::json settings = policies.contains(name) ? policies.at(name) : nlohmann::json::object();
   if (given.is_object()) settings.update(given);
+  // Note [TempCache bounded by default]: the model's dense window is TempCache's default budget.
+  if (name == "tempcache" && settings.is_object() && !attention::tempcache_limit_given(settings) &&
+      policies.contains("dense") && policies.at("dense").is_object()) {
+    const nlohmann::json window = policies.at("dense").value("window", nlohmann::json());
+    if (window.is_number_integer() && window.get<int64_t>() > 0) settings["budget_frames"] = window;
+  }
   return settings;
 }
 

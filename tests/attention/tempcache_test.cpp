@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/attention/biased_attention.h"
+#include "engine/attention/cast_settings.h"
 #include "engine/attention/registry.h"
 #include "engine/attention/sdpa.h"
 #include "engine/attention/temp_cache_match.h"
@@ -217,6 +218,39 @@ TEST(TempCache, BudgetEvictsTheOldestNonSinkEntries) {
   EXPECT_EQ(policy->stats().per_type[0].evictions, 4 * (total - budget));
 }
 
+// Note [TempCache bounded by default]: without a limit of its own, a scrolling world's history
+// stays within the default window's tokens; "budget": 0 asks for the unbounded cache.
+TEST(TempCache, BoundedByDefaultAndUnboundedOnlyWhenAsked) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  const ModelShape shape = small_shape(2);
+  const auto& g = shape.geometry;
+  const int64_t t = g.tokens_per_block();
+  const int64_t default_budget = default_cast_settings(shape).window * g.tokens_per_frame();
+  auto bounded = create_policy("tempcache", shape, nlohmann::json::object());
+  auto unbounded = create_policy("tempcache", shape, {{"budget", 0}});
+  auto by_frames = create_policy("tempcache", shape, {{"budget_frames", 5}});
+  EXPECT_EQ(bounded->settings()["budget"], default_budget);
+  EXPECT_EQ(unbounded->settings()["budget"], 0);
+  EXPECT_EQ(by_frames->settings()["budget"], 5 * g.tokens_per_frame());
+  const int64_t blocks = default_cast_settings(shape).window / g.frames + 6;
+  for (int64_t block = 0; block < blocks; ++block) {
+    // Fresh keys every block: a scrolling world, where nothing merges.
+    const at::Tensor k = randn({1, 2, t, 32}, gen), v = randn({1, 2, t, 32}, gen),
+                     q = randn({1, 2, t, 32}, gen);
+    for (auto* policy : {bounded.get(), unbounded.get(), by_frames.get()}) {
+      run_block(*policy, shape, block, q, k, v);
+    }
+  }
+  const auto entries = [](const AttentionPolicy& policy) {
+    return static_cast<const TempCachePolicy&>(policy).store(0).max_entries();
+  };
+  EXPECT_LE(entries(*bounded), default_budget);
+  EXPECT_LE(entries(*by_frames), 5 * g.tokens_per_frame());
+  EXPECT_EQ(entries(*unbounded), blocks * t);
+}
+
 TEST(TempCache, MergeClosestKeepsTheBudgetAndConservesMass) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
@@ -337,6 +371,9 @@ TEST(TempCache, BadSettingsNameTheKey) {
   expect_error({{"lsh_candidates", 0}}, "lsh_candidates");
   expect_error({{"seed", -3}}, "seed");
   expect_error({{"bias_path", "fast"}}, "bias_path");
+  expect_error({{"budget_frames", 1}}, "budget_frames");  // below the sink block + one frame
+  expect_error({{"budget_frames", -1}}, "budget_frames");
+  expect_error({{"budget", 36}, {"budget_frames", 3}}, "budget_frames");
   auto policy =
       create_policy("tempcache", shape, {{"budget", 36}, {"budget_rule", "merge_closest"}});
   EXPECT_EQ(policy->settings()["budget"], 36);

@@ -499,6 +499,22 @@ TEST(ModelConfig, PaletteParsesRoundTripsAndNamesBadColours) {
               HasSubstr("field 'palette': needs a frame of 3 channels"));
 }
 
+// Note [TempCache bounded by default]: the model's dense window is TempCache's budget unless the
+// caller or the config sets a limit; "budget": 0 stays unbounded.
+TEST(ModelConfig, TempCacheTakesTheDenseWindowAsItsDefaultBudget) {
+  nlohmann::json json = game_small_json();
+  EXPECT_EQ(parse_model_config(json, "cfg.json").policy_settings("tempcache", {{"tau", 0.8}}),
+            (nlohmann::json{{"tau", 0.8}}));  // no dense window: the policy's own default
+  json["policies"] = {{"dense", {{"window", 12}}}};
+  const ModelConfig with = parse_model_config(json, "cfg.json");
+  EXPECT_EQ(with.policy_settings("tempcache", {{"tau", 0.8}}),
+            (nlohmann::json{{"tau", 0.8}, {"budget_frames", 12}}));
+  EXPECT_EQ(with.policy_settings("tempcache", {{"budget", 0}}), (nlohmann::json{{"budget", 0}}));
+  EXPECT_EQ(with.policy_settings("tempcache", {{"window", 4}}), (nlohmann::json{{"window", 4}}));
+  EXPECT_EQ(with.policy_settings("dense", nlohmann::json::object()),
+            (nlohmann::json{{"window", 12}}));
+}
+
 // Note [Model policy settings]: a model's own policy settings parse, round-trip, sit under the
 // caller's keys, and a bad policy name, a non-object or a key the policy rejects is named.
 TEST(ModelConfig, PolicySettingsParseMergeAndNameBadEntries) {
