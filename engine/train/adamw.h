@@ -7,15 +7,10 @@
 
 #include <cstdint>
 #include <vector>
+#include "engine/train/train_specs.h"
 
 namespace wc::train {
 
-struct AdamWSettings {
-  double beta1 = 0.9;
-  double beta2 = 0.99;
-  double eps = 1e-8;
-  double weight_decay = 0.01;  // decoupled; applied to matrices only (see AdamW)
-};
 
 class AdamW {
  public:

@@ -10,31 +10,10 @@
 
 #include "engine/model/dit.h"
 #include "engine/train/clip_stream.h"
+#include "engine/train/train_specs.h"
 
 namespace wc::train {
 
-struct NoiseSpec {
-  // Diffusion forcing: every noisy frame draws its own level. This share of them is taken from
-  // the sampler's levels (what the few-step sampler will ask for), the rest uniform in [0, 1].
-  double schedule_share = 0.5;
-  std::vector<double> schedule_levels = {1.0, 0.5};
-  // Context-noise augmentation: this share of clips gets context frames re-noised to a level
-  // uniform in [0, max_context_noise], so the model tolerates its own imperfect history.
-  double context_noise_share = 0.5;
-  double max_context_noise = 0.1;
-  // Action dropout: each frame's action is replaced by `dropped_action` with this probability.
-  double action_dropout = 0.1;
-  int64_t dropped_action = 5;
-  // Note [Own context]: this share of clips sees, as history, the model's own teacher-forced
-  // predictions of its frames instead of the true frames (0 = off).
-  double own_context_share = 0.0;
-  // Where that history comes from: one-step predictions from true frames (Note [Own context]),
-  // or a rollout of the clip by the model (Note [Own rollout] in own_rollout.h).
-  bool own_context_rollout = false;
-  // Note [Overlay repair] (overlay_damage.h): this share of clips has its history's sprite and
-  // HUD damaged as play damages them (0 = off). Needs a moved reference.
-  double overlay_damage_share = 0.0;
-};
 
 struct TeacherForcingBatch {
   model::FrameBatch input;  // [B, F + F − fpb, ...] context frames, then the noisy frames

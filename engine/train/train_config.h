@@ -2,12 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
-#include "engine/train/adamw.h"
-#include "engine/train/motion_weight.h"
-#include "engine/train/teacher_forcing.h"
-#include "engine/train/token_batch.h"
+#include "engine/train/train_specs.h"
 #include "engine/train/training_clip.h"
 
 namespace wc::train {

@@ -29,6 +29,7 @@
 #include "engine/train/consistent_target.h"
 #include "engine/train/new_ground.h"
 #include "engine/train/overlay_damage.h"
+#include "engine/train/motion_weight.h"
 #include "engine/train/own_rollout.h"
 #include "engine/train/teacher_forcing.h"
 #include "engine/train/token_trainer.h"

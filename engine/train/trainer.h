@@ -9,6 +9,8 @@
 #include <functional>
 #include <string>
 
+#include "engine/model/dit.h"
+#include "engine/train/adamw.h"
 #include "engine/train/train_config.h"
 
 namespace wc::train {

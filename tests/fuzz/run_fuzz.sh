@@ -3,7 +3,7 @@
 # it writes itself, for at most SECONDS or RUNS inputs, whichever comes first; then checks that
 # it ran at least MIN_RUNS inputs (a target too slow to be searched well fails, as a crash does).
 #   tests/fuzz/run_fuzz.sh TARGET [WORK_DIR] [SECONDS] [RUNS]
-#   TARGET: safetensors, action_script, codebook, json or index   (defaults: build/fuzz/TARGET, 120, 120000)
+#   TARGET: safetensors, action_script, codebook, json, train_config or index   (defaults: build/fuzz/TARGET, 120, 120000)
 # Exit 0: no crash found. 77: skipped, clang++ absent. 1: a crash (input saved in WORK_DIR), too
 # few inputs run, or clang++ present but unable to link libFuzzer (Debian:
 # libclang-rt-<llvm version>-dev).
@@ -116,6 +116,16 @@ json)
   printf '%s\n' '"1e400"' '"-1e400"' '"18446744073709551616"' '"-9223372036854775809"' \
     '"\"hidden\""' '"\"sampler\""' '"\"steps\""' '"\"patch\""' '"NaN"' '"\\ud800"' \
     >"$DICT"
+  ;;
+train_config)
+  SOURCES=("$ROOT/tests/fuzz/train_config_fuzz.cpp" "$ROOT/engine/train/train_config.cpp"
+           "$ROOT/engine/core/json_text.cpp" "$ROOT/engine/core/bounded_read.cpp")
+  # The bundled training configs, and every key they use as a dictionary word.
+  for f in "$ROOT"/assets/train/*.json; do cp "$f" "$SEEDS/"; done
+  grep -ho '"[a-z_0-9]*":' "$ROOT"/assets/train/*.json | sort -u | sed 's/:$//; s/"/\\"/g; s/.*/"&"/' \
+    >"$DICT"
+  printf '%s\n' '"1e400"' '"-1"' '"0"' '"NaN"' '"18446744073709551616"' '"\"bf16\""' \
+    '"\"f32\""' >>"$DICT"
   ;;
 index)
   SOURCES=("$ROOT/tests/fuzz/index_fuzz.cpp")
