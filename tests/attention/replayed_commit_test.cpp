@@ -94,8 +94,11 @@ TEST(ReplayedCommit, TempCacheSplitEqualsEager) {
   }
   // A window bounds it too.
   EXPECT_GE(expect_split_matches_eager("tempcache", {{"tau", 0.5}, {"window", 6}}, 12, seed), 8);
-  // Unbounded: the history grows, so no block may take the split.
-  EXPECT_EQ(expect_split_matches_eager("tempcache", {{"tau", 0.5}}, 8, seed), 0);
+  // Unbounded (asked for): the history grows, so no block may take the split.
+  EXPECT_EQ(expect_split_matches_eager("tempcache", {{"tau", 0.5}, {"budget", 0}}, 8, seed), 0);
+  // No limit given: the default budget (Note [TempCache bounded by default], 7 blocks of 2
+  // frames) is reached after block 7, and the blocks after it take the split.
+  EXPECT_GE(expect_split_matches_eager("tempcache", {{"tau", 0.5}}, 12, seed), 3);
 }
 
 TEST(ReplayedCommit, CombinedSplitEqualsEager) {
