@@ -42,4 +42,12 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   return at::matmul(at::softmax(logits, -1), v.to(at::kFloat)).to(q.scalar_type());
 }
 
+at::Tensor masked_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                            const at::Tensor& mask) {
+#if TORCH_VERSION_MAJOR >= 2
+  if (q.is_cuda()) return at::scaled_dot_product_attention(q, k, v, mask);
+#endif
+  return reference_attention(q, k, v, mask);
+}
+
 }  // namespace wc::attention

@@ -22,6 +22,11 @@ at::Tensor reference_attention(const at::Tensor& q, const at::Tensor& k, const a
 // LibTorch version (fused SDPA on CUDA with LibTorch >= 2; the reference otherwise).
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
 
+// Attention under a boolean mask ([Tq, Tk] or broadcastable; true = may attend): fused SDPA on
+// CUDA with LibTorch >= 2, the reference otherwise.
+at::Tensor masked_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                            const at::Tensor& mask);
+
 // True when attention() uses a fused kernel for tensors on `device`.
 bool fused_attention_available(const at::Device& device);
 

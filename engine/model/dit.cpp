@@ -278,10 +278,7 @@ at::Tensor CausalDiTImpl::forward_train(const FrameBatch& batch) {
 at::Tensor CausalDiTImpl::forward_masked(const FrameBatch& batch, const at::Tensor& mask) {
   const at::Tensor device_mask = mask.to(batch.frames.device());
   const AttendFn attend = [&](int, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-#if TORCH_VERSION_MAJOR >= 2
-    if (q.is_cuda()) return at::scaled_dot_product_attention(q, k, v, device_mask);
-#endif
-    return attention::reference_attention(q, k, v, device_mask);
+    return attention::masked_attention(q, k, v, device_mask);
   };
   return forward(batch, attend);
 }

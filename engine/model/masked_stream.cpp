@@ -2,7 +2,6 @@
 #include "engine/model/masked_stream.h"
 
 #include <c10/util/Exception.h>
-#include <torch/version.h>
 
 #include <algorithm>
 
@@ -38,14 +37,6 @@ at::Tensor MaskedStream::mask(at::Device device) const {
 
 namespace {
 
-at::Tensor masked_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                            const at::Tensor& mask) {
-#if TORCH_VERSION_MAJOR >= 2
-  if (q.is_cuda()) return at::scaled_dot_product_attention(q, k, v, mask);
-#endif
-  return attention::reference_attention(q, k, v, mask);
-}
-
 // Frames [first, last) of the stream, each attending to the frames up to itself: the
 // block-causal mask of the group's queries against frames [0, last) ([(last − first)·n, last·n]).
 at::Tensor group_mask(int first, int last, int n, at::Device device) {
@@ -76,7 +67,7 @@ at::Tensor masked_stream_attention(const at::Tensor& q, const at::Tensor& k, con
     const at::Tensor ks = frames_of(k, 0, last), vs = frames_of(v, 0, last);
     out.push_back(last - first == 1
                       ? attention::attention(qs, ks, vs)
-                      : masked_attention(qs, ks, vs, group_mask(first, last, n, q.device())));
+                      : attention::masked_attention(qs, ks, vs, group_mask(first, last, n, q.device())));
   }
   for (size_t r = 0; r < stream.copies.size(); ++r) {
     const int c = stream.copies[r];
@@ -84,10 +75,8 @@ at::Tensor masked_stream_attention(const at::Tensor& q, const at::Tensor& k, con
                 " in a stream of ", stream.frames, " clean frames");
     const int row = stream.frames + static_cast<int>(r);
     const at::Tensor qs = frames_of(q, row, row + 1);
-    const at::Tensor ks = c == 0 ? frames_of(k, row, row + 1)
-                                 : at::cat({frames_of(k, 0, c), frames_of(k, row, row + 1)}, 2);
-    const at::Tensor vs = c == 0 ? frames_of(v, row, row + 1)
-                                 : at::cat({frames_of(v, 0, c), frames_of(v, row, row + 1)}, 2);
+    const at::Tensor ks = at::cat({frames_of(k, 0, c), frames_of(k, row, row + 1)}, 2);
+    const at::Tensor vs = at::cat({frames_of(v, 0, c), frames_of(v, row, row + 1)}, 2);
     out.push_back(attention::attention(qs, ks, vs));
   }
   return at::cat(out, 2);

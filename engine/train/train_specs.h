@@ -73,21 +73,7 @@ struct NoiseSpec {
   double overlay_damage_share = 0.0;
 };
 
-// Note [Masked training]
-// Play draws a frame by Note [Masked sampling] against the committed tokens of earlier frames,
-// so training shows the model exactly that: the clip's frames as context (frame i sees frames
-// 0..i), then `noisy_frames` of them again, each with a random share of its tokens replaced by
-// the mask (the share drawn through MaskGIT's cosine schedule, t = the share), seeing the
-// context of the frames before it and itself. The loss is the cross-entropy of the true token at
-// every masked place; the strip the camera's step brought into view (found by the shift of the
-// frame before that explains most tokens) weighs `new_ground_weight` times as much, since that
-// is where the world is invented. Only a few frames of each clip are masked, so a long context
-// costs one stream, not two. The context of a share of clips is corrupted: a share of its tokens
-// (the sink frame's never, as play commits it from the game) replaced by tokens from elsewhere
-// in the clip, the token form of context noise, so that a wrong patch the model drew does not
-// become a pattern it copies. The cells of the screen-fixed sprite and HUD may weigh
-// `overlay_weight` times as much: their tokens are the sprite or a digit over whatever ground is
-// beneath, each one rare, and a model that prefers the ground lets the player fade.
+// What Note [Masked training] (token_batch.h) masks, weighs and corrupts.
 struct TokenSpec {
   int noisy_frames = 8;
   double new_ground_weight = 3.0;

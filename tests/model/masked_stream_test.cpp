@@ -12,13 +12,13 @@
 namespace wc::model {
 namespace {
 
-// A random stream: 2–9 clean frames and up to that many copies of distinct frames, ascending.
+// A random stream: 2–9 clean frames and copies of distinct frames in [0, frames], ascending.
 MaskedStream random_stream(std::mt19937& random) {
   MaskedStream stream;
   stream.frames = std::uniform_int_distribution<int>(2, 9)(random);
   stream.tokens_per_frame = std::uniform_int_distribution<int>(1, 5)(random);
-  std::vector<int> frames(static_cast<size_t>(stream.frames));
-  for (int i = 0; i < stream.frames; ++i) frames[static_cast<size_t>(i)] = i + 1;
+  std::vector<int> frames(static_cast<size_t>(stream.frames) + 1);
+  for (int i = 0; i <= stream.frames; ++i) frames[static_cast<size_t>(i)] = i;
   std::shuffle(frames.begin(), frames.end(), random);
   frames.resize(std::uniform_int_distribution<size_t>(0, frames.size())(random));
   std::sort(frames.begin(), frames.end());
