@@ -24,5 +24,6 @@ if 'world' in d:
     out += ['tv', r('terrain_tv'), 'ratio', r('non_grass_ratio', 2), 'structure', r('structure_share'),
             'sprite', r('sprite_share'), 'hud', r('hud_share'), 'own_walls', r('own_blocked_still_share'),
             'own_free', r('own_free_scrolled_share'), 'game_walls', r('blocked_still_share'),
-            'scrolled', r('walk_scrolled_share'), 'return', r('return_patch_share')]
+            'scrolled', r('walk_scrolled_share'), 'return', r('return_patch_share'),
+            'return_all', r('return_all_patch_share')]
 print(*out)

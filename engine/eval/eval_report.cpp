@@ -264,10 +264,12 @@ std::string format_eval_report(const Json& report) {
         num(field(r, "blocked_steps"), "%.0f").c_str(),
         percent(field(r, "walk_scrolled_share")).c_str());
     out += format(
-        "                 return trip of %s steps: %s of the game's kept tokens kept (the game "
-        "keeps %s)\n",
+        "                 return trip of %s steps: %s of the %s tokens it drew things on kept, "
+        "%s with grass (the game keeps %s)\n",
         num(field(r, "return_trip_steps"), "%.0f").c_str(),
         percent(field(r, "return_patch_share")).c_str(),
+        num(field(r, "return_patches"), "%.0f").c_str(),
+        percent(field(r, "return_all_patch_share")).c_str(),
         percent(field(r, "truth_return_patch_share")).c_str());
     const Json& segments = field(r, "segments");
     if (segments.size() > 1) {

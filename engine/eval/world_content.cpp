@@ -140,9 +140,29 @@ struct OwnWallCounts {
 
 struct TripCounts {
   int64_t patches = 0;     // patches compared
-  int64_t truth_kept = 0;  // of them, brought back unchanged by the game (the scored ones)
+  int64_t truth_kept = 0;  // of them, brought back unchanged by the game
   int64_t kept = 0;        // of those, brought back unchanged by the model
+  int64_t things = 0;      // of the game's, those the model's way out drew something but grass on
+  int64_t things_kept = 0;  // of those, brought back unchanged by the model (the checked share)
+
+  void add(const TripCounts& o) {
+    patches += o.patches, truth_kept += o.truth_kept, kept += o.kept;
+    things += o.things, things_kept += o.things_kept;
+  }
 };
+
+// Whether any pixel of the 8x8 patch at (x0, y0) of `frame` (uint8 [H, W, 4]) is not grass.
+bool holds_a_thing(const at::Tensor& frame, int x0, int y0) {
+  const int64_t width = frame.size(1);
+  const uint8_t* p = frame.data_ptr<uint8_t>();
+  for (int y = y0; y < y0 + kStructurePatch; ++y) {
+    for (int x = x0; x < x0 + kStructurePatch; ++x) {
+      const size_t i = (static_cast<size_t>(y) * width + x) * 4;
+      if (terrain_group_of(p[i], p[i + 1], p[i + 2]) != TerrainGroup::kGrass) return true;
+    }
+  }
+  return false;
+}
 
 // One letter per move ("rrrrdddd").
 std::string path_letters(const std::vector<game::Action>& path) {
@@ -182,7 +202,12 @@ std::vector<game::Action> return_trip(const EvalOptions& options, FrameSource& s
       ++counts.patches;
       if (!same_patch(frame_true, out_true[j], x, y)) continue;
       ++counts.truth_kept;
-      counts.kept += same_patch(frame, out[j], x, y);
+      const bool kept = same_patch(frame, out[j], x, y);
+      counts.kept += kept;
+      if (holds_a_thing(out[j], x, y)) {
+        ++counts.things;
+        counts.things_kept += kept;
+      }
     }
   }
   return path;
@@ -308,8 +333,7 @@ Json eval_world(const EvalOptions& options) {
     TripCounts trip;
     const std::vector<game::Action> path = return_trip(options, *source, seed, patches, trip);
     if (path.empty()) trip_skipped.push_back(seed);
-    trip_total.patches += trip.patches, trip_total.truth_kept += trip.truth_kept;
-    trip_total.kept += trip.kept;
+    trip_total.add(trip);
     per_seed.push_back(
         {{"seed", seed},
          {"terrain_tv", seed_tv},
@@ -325,7 +349,8 @@ Json eval_world(const EvalOptions& options) {
          {"own_blocked_still_share", share(seed_own.still, seed_own.blocked)},
          {"own_free_scrolled_share", share(seed_own.scrolled, seed_own.free)},
          {"trip_path", path_letters(path)},
-         {"return_patch_share", share(trip.kept, trip.truth_kept)}});
+         {"return_patch_share", share(trip.things_kept, trip.things)},
+         {"return_all_patch_share", share(trip.kept, trip.truth_kept)}});
   }
 
   Json segment_rows = Json::array();
@@ -383,8 +408,10 @@ Json eval_world(const EvalOptions& options) {
       {"own_free_scrolled_share", share(own.scrolled, own.free)},
       {"own_drawn_phase_steps", own.by_drawn_phase},
       {"return_trip_steps", options.world_trip_steps},
-      {"return_patch_share", share(trip_total.kept, trip_total.truth_kept)},
-      {"return_patches", trip_total.truth_kept},
+      {"return_patch_share", share(trip_total.things_kept, trip_total.things)},
+      {"return_patches", trip_total.things},
+      {"return_all_patch_share", share(trip_total.kept, trip_total.truth_kept)},
+      {"return_all_patches", trip_total.truth_kept},
       {"truth_return_patch_share", share(trip_total.truth_kept, trip_total.patches)},
       {"return_trip_skipped_seeds", trip_skipped},
       {"excluded", "player sprite and HUD"},

@@ -49,9 +49,13 @@ inline constexpr int kWorldSegmentFrames = 1000;
 // back, as in Note [Memory trip]. Each returning frame's 8x8 patches on the screen grid (the
 // model's tokens; patches touching the HUD or the sprite are left out) are compared, all pixels
 // exact, with the way out's frame at the same camera position. Only patches the game itself
-// brings back unchanged are scored (water waves move on; a crystal walked over stays gone):
-// "return_patch_share" is the share of them the model brings back exactly,
-// "truth_return_patch_share" the game's own share of all patches, for context.
+// brings back unchanged are scored (water waves move on; a crystal walked over stays gone), and
+// of those only the ones where the model's way out drew something but grass: "return_patch_share"
+// is the share of them the model brings back exactly. What a player remembers of a place is its
+// lake, its trees, its ruins; a field of grass brought back as grass is no memory, and counting
+// it let an empty world score what the world it forgot could not ("return_patch_share" is null
+// when the way out drew nothing but grass). "return_all_patch_share" counts every scored patch,
+// grass too, and "truth_return_patch_share" is the game's own share of all patches, for context.
 //
 // With options.keep_frame set, the first seed's walk is handed over as one picture,
 // "world_walk_grid": the model's frames on top, the game's below, at walk frames 0, 100, 200, ...

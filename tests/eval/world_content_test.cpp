@@ -81,8 +81,10 @@ TEST(WorldContent, TheGameItselfScoresTheCeiling) {
   EXPECT_EQ(w["own_free_scrolled_share"].get<double>(), 1.0);
   EXPECT_GT(w["own_drawn_phase_steps"].get<int>(), 0);
   EXPECT_EQ(w["return_trip_steps"].get<int>(), 16);
-  EXPECT_GT(w["return_patches"].get<int>(), 1000);
+  EXPECT_GT(w["return_patches"].get<int>(), 300);  // the things of its way out
   EXPECT_EQ(w["return_patch_share"].get<double>(), 1.0);
+  EXPECT_GT(w["return_all_patches"].get<int>(), w["return_patches"].get<int>());
+  EXPECT_EQ(w["return_all_patch_share"].get<double>(), 1.0);
   EXPECT_TRUE(w["return_trip_skipped_seeds"].empty());
   EXPECT_GT(w["truth_return_patch_share"].get<double>(), 0.5);
   EXPECT_LE(w["truth_return_patch_share"].get<double>(), 1.0);
@@ -192,8 +194,13 @@ TEST(WorldContent, AnEmptyGrassFieldScoresBadly) {
   EXPECT_EQ(w["own_blocked_steps"].get<int>(), 0);
   EXPECT_TRUE(w["own_blocked_still_share"].is_null());
   EXPECT_EQ(w["own_free_scrolled_share"].get<double>(), 0.0);
+  // It brings its grass back as grass, every patch of it; that is no memory of a place.
+  EXPECT_EQ(w["return_all_patch_share"].get<double>(), 1.0);
+  EXPECT_EQ(w["return_patches"].get<int>(), 0);
+  EXPECT_TRUE(w["return_patch_share"].is_null());
   for (const char* name : {"world terrain TV", "world non-grass ratio", "world tile structure",
-                           "world own walls held", "world own free steps scrolled"}) {
+                           "world own walls held", "world own free steps scrolled",
+                           "world return-trip tokens"}) {
     EXPECT_FALSE(check_named(report, name)["pass"].get<bool>()) << name;
   }
   // Its sprite and HUD are the game's.
