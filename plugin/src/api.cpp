@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/core/cpu_features.h"
 #include "engine/core/log.h"
 #include "engine/game/action_script.h"
 #include "plugin/src/handle_table.h"
@@ -171,6 +172,14 @@ WC_API wc_result wc_runtime_create(const wc_runtime_desc* desc, wc_runtime* out_
     auto runtime = std::make_shared<Runtime>(d);
     ScopedLogTarget log(runtime->log_target());
     wc::log_info("worldcast plugin: runtime on ", runtime->device().str());
+    // Note [OpenBLAS kernels]: the host's process loaded OpenBLAS; only its environment can fix it.
+    const std::string kernels = wc::blas_kernels_to_ask_for();
+    if (runtime->device().is_cpu() && !kernels.empty()) {
+      wc::log_warning("worldcast plugin: OpenBLAS chose its ", wc::blas_kernels_in_use(),
+                      " kernels on a CPU that runs its ", kernels,
+                      " ones; start the host with OPENBLAS_CORETYPE=", kernels,
+                      " for float32 products several times faster");
+    }
     *out_runtime = runtimes().insert(std::move(runtime));
     return WC_RESULT_OK;
   });
