@@ -16,7 +16,7 @@ int64_t padded_head_dim(int64_t head_dim) {
 
 BiasPath resolve_bias_path(BiasPath path, const at::Device& device) {
   if (path != BiasPath::kAuto) return path;
-  return fused_attention_available(device) ? BiasPath::kExtraDim : BiasPath::kReference;
+  return fused_attention_available(device) ? BiasPath::kExtraDim : BiasPath::kMask;
 }
 
 void write_bias_dims(at::Tensor& keys, const at::Tensor& bias, int64_t head_dim) {
@@ -49,8 +49,7 @@ at::Tensor biased_attention(const at::Tensor& q, const at::Tensor& keys, const a
             .narrow(-1, 0, d);
       }
 #endif
-      return reference_attention(q_padded, keys, values, std::nullopt, std::nullopt, scale)
-          .narrow(-1, 0, d);
+      return chunked_attention(q_padded, keys, values, std::nullopt, scale).narrow(-1, 0, d);
     }
     case BiasPath::kMask: {
       const at::Tensor k = keys.narrow(-1, 0, d);
@@ -61,7 +60,7 @@ at::Tensor biased_attention(const at::Tensor& q, const at::Tensor& keys, const a
                                                 0.0, false, scale);
       }
 #endif
-      return reference_attention(q, k, v, std::nullopt, bias.unsqueeze(-2), scale);
+      return chunked_attention(q, k, v, bias.unsqueeze(-2), scale);
     }
     default:
       return reference_attention(q, keys.narrow(-1, 0, d), values.narrow(-1, 0, d), std::nullopt,

@@ -26,9 +26,10 @@ namespace wc::attention {
 // 0 unless |q·k|/√D approaches 1e4 (real attention logits are O(10)); the error bound is
 // P·exp(−1e4 − m)/Z for P padding slots, and zero values mean they never add to the numerator.
 // The same pad value is used on every path so all paths compute the same function.
-// kMask passes the bias as a broadcast [B, H, 1, Tk] float mask in q's dtype (bf16 rounds log n to
-// 2^-8 relative); kReference is the float32 matmul-softmax reference (CPU, tests); kAuto picks
-// kExtraDim where a fused kernel exists (CUDA, LibTorch ≥ 2) and kReference elsewhere.
+// kMask passes the bias as a broadcast [B, H, 1, Tk] float mask in q's dtype on CUDA (bf16 rounds
+// log n to 2^-8 relative) and adds it in float32 on the CPU (Note [Chunked CPU attention], as is
+// kExtraDim there); kReference is the float32 matmul-softmax reference (tests); kAuto picks
+// kExtraDim where a fused kernel exists (CUDA, LibTorch ≥ 2) and kMask elsewhere.
 inline constexpr double kPadBias = -1.0e4;
 
 // The padded head size Dp for head size D.

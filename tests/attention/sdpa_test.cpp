@@ -1,9 +1,14 @@
-// The reference attention against a per-row loop written from the definition.
+// The reference attention against a per-row loop written from the definition, and the chunked CPU
+// path (Note [Chunked CPU attention]) against the reference.
 #include "engine/attention/sdpa.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
+#include <vector>
+
+#include "engine/core/error.h"
 
 namespace wc::attention {
 namespace {
@@ -58,6 +63,54 @@ TEST(Attention, EqualsReferenceOnThisDevice) {
   const auto k = at::randn({2, 3, 12, 16});
   const auto v = at::randn({2, 3, 12, 16});
   EXPECT_TRUE(at::allclose(attention(q, k, v), reference_attention(q, k, v), 1e-5, 1e-5));
+}
+
+// Shapes that cut the rows into several slabs (the last one short), the batch into several groups
+// of entries, or neither; a key bias, broadcast leading dims and bf16 inputs.
+TEST(ChunkedAttention, EqualsReferenceAcrossSlabs) {
+  struct Case {
+    std::vector<int64_t> q_lead, kv_lead;
+    int64_t tq, tk, d, dv;
+    bool bias;
+    at::ScalarType dtype;
+  };
+  const std::vector<Case> cases = {
+      {{2, 3}, {2, 3}, 9, 12, 16, 16, false, at::kFloat},        // one slab
+      {{3}, {3}, 45, 100000, 8, 8, true, at::kFloat},            // rows in slabs of 20, last 5
+      {{1, 3}, {1, 3}, 30, 50000, 8, 4, false, at::kFloat},      // one entry at a time
+      {{2, 1, 4}, {1, 5, 4}, 7, 900, 16, 16, true, at::kFloat},  // leading dims broadcast
+      {{1, 8}, {1, 8}, 256, 8448, 32, 32, false, at::kBFloat16}, // a token frame, 32-frame window
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const auto dims = [](std::vector<int64_t> lead, int64_t t, int64_t d) {
+      lead.push_back(t);
+      lead.push_back(d);
+      return lead;
+    };
+    const at::Tensor q = at::randn(dims(c.q_lead, c.tq, c.d)).to(c.dtype);
+    const at::Tensor k = at::randn(dims(c.kv_lead, c.tk, c.d)).to(c.dtype);
+    const at::Tensor v = at::randn(dims(c.kv_lead, c.tk, c.dv)).to(c.dtype);
+    std::optional<at::Tensor> bias;
+    if (c.bias) bias = at::randn(dims(c.kv_lead, 1, c.tk)) * 2;
+    const at::Tensor got = chunked_attention(q, k, v, bias, 0.3);
+    const at::Tensor want = reference_attention(q, k, v, std::nullopt, bias, 0.3);
+    ASSERT_EQ(got.sizes(), want.sizes()) << "case " << i;
+    EXPECT_EQ(got.scalar_type(), c.dtype) << "case " << i;
+    const double tolerance = c.dtype == at::kFloat ? 1e-5 : 1e-2;
+    EXPECT_TRUE(at::allclose(got.to(at::kFloat), want.to(at::kFloat), tolerance, tolerance))
+        << "case " << i << ": max diff "
+        << (got.to(at::kFloat) - want.to(at::kFloat)).abs().max().item<double>();
+  }
+}
+
+TEST(ChunkedAttention, RefusesShapesThatDoNotPair) {
+  EXPECT_THROW(chunked_attention(at::randn({2, 4, 8}), at::randn({2, 5, 6}), at::randn({2, 5, 6})),
+               Error);
+  EXPECT_THROW(chunked_attention(at::randn({2, 4, 8}), at::randn({2, 5, 8}), at::randn({2, 6, 8})),
+               Error);
+  EXPECT_THROW(chunked_attention(at::randn({4, 8}), at::randn({1, 5, 8}), at::randn({1, 5, 8})),
+               Error);
 }
 
 }  // namespace
