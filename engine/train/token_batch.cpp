@@ -10,6 +10,10 @@
 
 namespace wc::train {
 
+// Set apart from the batch's seed, so overlay corruption leaves the batch's other draws as they
+// were.
+constexpr uint64_t kOverlayCorruptSeed = 0x6f7665726c6179ULL;
+
 at::Tensor scrolled_in(const at::Tensor& tokens) {
   const at::NoGradGuard no_grad;
   const int64_t b = tokens.size(0), f = tokens.size(1), h = tokens.size(2), w = tokens.size(3);
@@ -45,16 +49,19 @@ TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
   // Which frames are masked: `m` distinct frames after the sink, from the generator.
   {
     const at::Tensor order = at::randperm(f - 1, gen, at::TensorOptions().dtype(at::kLong));
-    for (int i = 0; i < m; ++i) batch.noisy.push_back(static_cast<int>(order[i].item<int64_t>()) + 1);
+    for (int i = 0; i < m; ++i)
+      batch.noisy.push_back(static_cast<int>(order[i].item<int64_t>()) + 1);
     std::sort(batch.noisy.begin(), batch.noisy.end());
   }
-  const at::Tensor noisy_index = at::tensor(std::vector<int64_t>(batch.noisy.begin(), batch.noisy.end()),
-                                            at::TensorOptions().dtype(at::kLong))
-                                     .to(device);
+  const at::Tensor noisy_index =
+      at::tensor(std::vector<int64_t>(batch.noisy.begin(), batch.noisy.end()),
+                 at::TensorOptions().dtype(at::kLong))
+          .to(device);
 
   // Action dropout, the same for a frame's context and masked copies.
   const at::Tensor dropped = at::rand({b, f}, gen, cpu_float).to(device) < action_dropout;
-  const at::Tensor keyed = at::where(dropped, at::full({}, dropped_action, actions.options()), actions);
+  const at::Tensor keyed =
+      at::where(dropped, at::full({}, dropped_action, actions.options()), actions);
 
   // Context corruption (never the sink frame, never a played clip's).
   at::Tensor context = (own != nullptr ? own->context : tokens).reshape({b, f * n});
@@ -64,7 +71,22 @@ TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
     const at::Tensor level = at::rand({b, 1}, gen, cpu_float) * spec.max_corrupt;
     at::Tensor hit = (at::rand({b, f * n}, gen, cpu_float) < level) & corrupt_clip;
     hit.slice(1, 0, n).fill_(false);
-    const at::Tensor source = at::randint(0, f * n, {b, f * n}, gen, at::TensorOptions().dtype(at::kLong));
+    const at::Tensor source =
+        at::randint(0, f * n, {b, f * n}, gen, at::TensorOptions().dtype(at::kLong));
+    context = at::where(hit.to(device), context.gather(1, source.to(device)), context);
+  }
+  // Note [Overlay corruption]: from its own generator, so a spec without it draws as before.
+  if (spec.overlay_corrupt_share > 0.0 && overlay_cells.defined()) {
+    at::Generator overlay_gen = at::detail::createCPUGenerator(seed ^ kOverlayCorruptSeed);
+    at::Tensor chosen = at::rand({b, 1, 1}, overlay_gen, cpu_float) < spec.overlay_corrupt_share;
+    if (own != nullptr) chosen = chosen & ~own->rows.to(at::kCPU).view({b, 1, 1});
+    const at::Tensor first =
+        at::randint(1, f, {b, 1, 1}, overlay_gen, at::TensorOptions().dtype(at::kLong));
+    const at::Tensor frames = at::arange(f, at::TensorOptions().dtype(at::kLong)).view({1, f, 1});
+    const at::Tensor cells = overlay_cells.to(at::kCPU, at::kBool).reshape({1, 1, n});
+    const at::Tensor hit = (chosen & (frames >= first) & cells).reshape({b, f * n});
+    const at::Tensor source =
+        at::randint(0, f * n, {b, f * n}, overlay_gen, at::TensorOptions().dtype(at::kLong));
     context = at::where(hit.to(device), context.gather(1, source.to(device)), context);
   }
 
@@ -88,10 +110,11 @@ TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
   batch.stream = model::MaskedStream{static_cast<int>(f), batch.noisy, static_cast<int>(n)};
   batch.targets = truth;
   const at::Tensor strip = scrolled_in(tokens).index_select(1, noisy_index).reshape({b, m, n});
-  batch.weights = masked.to(at::kFloat) * (1.0 + (spec.new_ground_weight - 1.0) * strip.to(at::kFloat));
+  batch.weights =
+      masked.to(at::kFloat) * (1.0 + (spec.new_ground_weight - 1.0) * strip.to(at::kFloat));
   if (own != nullptr) {
-    batch.weights = batch.weights *
-                    own->scored.index_select(1, noisy_index).reshape({b, m, n}).to(at::kFloat);
+    batch.weights =
+        batch.weights * own->scored.index_select(1, noisy_index).reshape({b, m, n}).to(at::kFloat);
   }
   if (overlay_cells.defined() && spec.overlay_weight != 1.0) {
     const at::Tensor overlay = overlay_cells.to(device, at::kFloat).reshape({1, 1, n});

@@ -29,6 +29,19 @@ namespace wc::train {
 // `overlay_weight` times as much: their tokens are the sprite or a digit over whatever ground is
 // beneath, each one rare, and a model that prefers the ground lets the player fade.
 
+// Note [Overlay corruption]
+// The sprite and the HUD sit on fixed cells of the screen, and every frame's tokens there are
+// carried on from the frame before (the pose follows from the key and the pose before it). So one
+// wrong draw there (a sprite cell drawn as the ground under it, a half digit) is read as the truth
+// by the next frame, and the next: a broken sprite stays broken for the rest of the walk, and any
+// perturbation of attention (a policy's cheaper paths, the model's own mistakes at a long window)
+// is paid for with every frame after it. Plain context corruption hits the few overlay cells
+// rarely and one at a time. With TokenSpec::overlay_corrupt_share, that share of the clips (never
+// a played one) has its overlay cells replaced by tokens from elsewhere in the clip in every
+// context frame from a random frame on (never the sink), as a break copied on looks; the masked
+// frames after it are still scored against the game's whole sprite and HUD, so the model learns
+// to draw them again from the key and the sink rather than to copy what the frame before shows.
+
 // Clips whose context the model played (Note [Own token context]), over the whole batch: `rows`
 // ([B] bool) are the played clips; `context` ([B, F, h, w]) is each clip's context, `targets` what
 // its frames are scored against where `scored` ([B, F, h, w] bool). The other rows hold the game's
@@ -38,12 +51,12 @@ struct OwnContext {
 };
 
 struct TokenBatch {
-  model::FrameBatch input;  // tokens [B, F + M, h, w]: the context, then the M masked frames;
-                            // head_first_frame = F
+  model::FrameBatch input;     // tokens [B, F + M, h, w]: the context, then the M masked frames;
+                               // head_first_frame = F
   model::MaskedStream stream;  // who attends to whom (Note [Masked stream attention])
-  at::Tensor targets;       // [B, M, h·w] int64: the masked frames' true tokens
-  at::Tensor weights;       // [B, M, h·w] float32: 0 where shown, else the place's loss weight
-  std::vector<int> noisy;   // each masked frame's index in the clip, ascending
+  at::Tensor targets;          // [B, M, h·w] int64: the masked frames' true tokens
+  at::Tensor weights;          // [B, M, h·w] float32: 0 where shown, else the place's loss weight
+  std::vector<int> noisy;      // each masked frame's index in the clip, ascending
 };
 
 // The step shifts and their reading live with the tile quarters that follow them (tile_quarters.h).
@@ -57,9 +70,9 @@ at::Tensor scrolled_in(const at::Tensor& tokens);
 // The batch of clips `tokens` ([B, F, h, w] int64 on the training device), their `actions` and
 // `positions` ([B, F] int64). Actions are dropped to `dropped_action` with probability
 // `action_dropout`. Every draw follows from `seed`. `overlay_cells` ([h, w] bool, optional) are
-// the cells spec.overlay_weight applies to. With `own`, its rows' context is the model's play and
-// their masked frames show and score its targets (places not scored weigh 0); their context is
-// never corrupted (it holds the model's own mistakes already).
+// the cells spec.overlay_weight and spec.overlay_corrupt_share apply to. With `own`, its rows'
+// context is the model's play and their masked frames show and score its targets (places not scored
+// weigh 0); their context is never corrupted (it holds the model's own mistakes already).
 TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
                             const at::Tensor& positions, const TokenSpec& spec, int64_t vocab,
                             double action_dropout, int64_t dropped_action, uint64_t seed,

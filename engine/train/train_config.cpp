@@ -140,6 +140,9 @@ TrainConfig parse_train_config(const nlohmann::json& json, const std::string& fi
     if (t.has("overlay_weight")) c.tokens.overlay_weight = t.number("overlay_weight", 0.0, 1000.0);
     c.tokens.corrupt_share = t.number("corrupt_share", 0.0, 1.0);
     c.tokens.max_corrupt = t.number("max_corrupt", 0.0, 1.0);
+    if (t.has("overlay_corrupt_share")) {
+      c.tokens.overlay_corrupt_share = t.number("overlay_corrupt_share", 0.0, 1.0);
+    }
     if (t.has("own_share")) c.tokens.own_share = t.number("own_share", 0.0, 1.0);
     t.reject_unknown();
   }

@@ -80,6 +80,9 @@ struct TokenSpec {
   double overlay_weight = 1.0;
   double corrupt_share = 0.5;
   double max_corrupt = 0.1;
+  // The share of clips whose sprite and HUD cells are corrupted from a random frame on (Note
+  // [Overlay corruption], token_batch.h); 0: none.
+  double overlay_corrupt_share = 0.0;
   // The share of each batch's clips whose context the model plays itself (Note [Own token
   // context], token_rollout.h); 0: every context is the game's.
   double own_share = 0.0;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 
 #include "engine/core/error.h"
 #include "engine/game/game.h"
@@ -46,7 +47,8 @@ TEST(MakeTokenBatch, MasksOnlyTheChosenFramesAndWeighsOnlyMaskedPlaces) {
   // The sink frame is never corrupted; the masked frames hold the truth or the mask.
   EXPECT_TRUE(batch.input.frames.slice(1, 0, 1).equal(tokens.slice(1, 0, 1)));
   for (size_t k = 0; k < batch.noisy.size(); ++k) {
-    const at::Tensor shown = batch.input.frames.select(1, 9 + static_cast<int64_t>(k)).reshape({3, 16});
+    const at::Tensor shown =
+        batch.input.frames.select(1, 9 + static_cast<int64_t>(k)).reshape({3, 16});
     const at::Tensor truth = tokens.select(1, batch.noisy[k]).reshape({3, 16});
     const at::Tensor masked = shown == vocab;
     EXPECT_TRUE(masked.any(1).all().item<bool>()) << "every masked frame masks a token";
@@ -79,10 +81,64 @@ TEST(MakeTokenBatch, OverlayCellsWeighTheirWeightMore) {
   at::Tensor cells = at::zeros({4, 4}, at::kBool);
   cells[1][2] = true;
   const TokenBatch plain = make_token_batch(tokens, actions, positions, spec, vocab, 0.0, 5, 8);
-  const TokenBatch weighted = make_token_batch(tokens, actions, positions, spec, vocab, 0.0, 5, 8, cells);
-  const at::Tensor expected = plain.weights * (1.0 + 3.0 * cells.to(at::kFloat).reshape({1, 1, 16}));
+  const TokenBatch weighted =
+      make_token_batch(tokens, actions, positions, spec, vocab, 0.0, 5, 8, cells);
+  const at::Tensor expected =
+      plain.weights * (1.0 + 3.0 * cells.to(at::kFloat).reshape({1, 1, 16}));
   EXPECT_TRUE(at::allclose(weighted.weights, expected));
   EXPECT_TRUE(weighted.input.frames.equal(plain.input.frames));
+}
+
+// Note [Overlay corruption]: in a chosen clip, only overlay cells change, only from one frame
+// on (never the sink), each to a token of the clip; the masked copies still show and score the
+// truth; the batch's other draws are those of the spec without it.
+TEST(MakeTokenBatch, OverlayCorruptionBreaksTheOverlayFromAFrameOn) {
+  const int64_t vocab = 1000, b = 6, f = 9;
+  // Distinct tokens per place, so every replaced one shows.
+  const at::Tensor tokens = at::arange(b * f * 16, at::kLong).view({b, f, 4, 4}).remainder(vocab);
+  const at::Tensor actions = at::zeros({b, f}, at::kLong);
+  const at::Tensor positions = at::arange(f, at::kLong).repeat({b, 1});
+  at::Tensor cells = at::zeros({4, 4}, at::kBool);
+  cells[1][2] = true;
+  cells[2][2] = true;
+  TokenSpec spec;
+  spec.noisy_frames = 3;
+  spec.corrupt_share = 0.0;
+  const TokenBatch plain =
+      make_token_batch(tokens, actions, positions, spec, vocab, 0.0, 5, 21, cells);
+  spec.overlay_corrupt_share = 1.0;
+  const TokenBatch broken =
+      make_token_batch(tokens, actions, positions, spec, vocab, 0.0, 5, 21, cells);
+  EXPECT_EQ(broken.noisy, plain.noisy);
+  EXPECT_TRUE(broken.targets.equal(plain.targets));
+  EXPECT_TRUE(broken.weights.equal(plain.weights));
+  EXPECT_TRUE(broken.input.frames.slice(1, f).equal(plain.input.frames.slice(1, f)));
+  const at::Tensor context = broken.input.frames.slice(1, 0, f).reshape({b, f, 16});
+  const at::Tensor truth = tokens.reshape({b, f, 16});
+  const at::Tensor changed = context != truth;
+  const at::Tensor overlay = cells.reshape({1, 1, 16});
+  EXPECT_FALSE((changed & ~overlay).any().item<bool>()) << "only overlay cells change";
+  EXPECT_FALSE(changed.select(1, 0).any().item<bool>()) << "the sink is never corrupted";
+  for (int64_t r = 0; r < b; ++r) {
+    const at::Tensor frames_hit = changed[r].any(1);
+    ASSERT_TRUE(frames_hit.any().item<bool>()) << "clip " << r;
+    const int64_t first = frames_hit.nonzero()[0][0].item<int64_t>();
+    // From the first broken frame on, each frame's overlay is replaced (a draw may land on its
+    // own token only by chance: 2 cells of 144 places).
+    EXPECT_GE(frames_hit.slice(0, first).to(at::kFloat).mean().item<double>(), 0.75)
+        << "clip " << r;
+    // Every token shown is one of the clip's.
+    const at::Tensor clip = truth[r].reshape({-1});
+    const at::Tensor shown = context[r].reshape({-1});
+    EXPECT_TRUE(at::isin(shown, clip).all().item<bool>());
+  }
+  // The first broken frame varies over clips.
+  std::set<int64_t> firsts;
+  for (int64_t r = 0; r < b; ++r) firsts.insert(changed[r].any(1).nonzero()[0][0].item<int64_t>());
+  EXPECT_GT(firsts.size(), 1u);
+  // With share 0, or without overlay cells, nothing changes.
+  const TokenBatch no_cells = make_token_batch(tokens, actions, positions, spec, vocab, 0.0, 5, 21);
+  EXPECT_TRUE(no_cells.input.frames.equal(plain.input.frames));
 }
 
 // The game's frames for `actions`, their exact codebook, and the true camera step of each frame.
@@ -113,7 +169,8 @@ GameTokens game_tokens(const std::vector<game::Action>& actions, uint64_t seed) 
         std::vector<uint8_t> entry;
         for (int py = 0; py < 8; ++py) {
           for (int px = 0; px < 8; ++px) {
-            const uint8_t* p = &frames[static_cast<size_t>(i)][((ty * 8 + py) * 128 + tx * 8 + px) * 4];
+            const uint8_t* p =
+                &frames[static_cast<size_t>(i)][((ty * 8 + py) * 128 + tx * 8 + px) * 4];
             const std::array<uint8_t, 3> c{p[0], p[1], p[2]};
             auto it = colours.find(c);
             if (it == colours.end()) {
@@ -145,8 +202,8 @@ TEST(ScrolledIn, IsTheStripTheGamesCameraRevealed) {
     const auto [dy, dx] = g.moves[f];
     for (int y = 0; y < 16; ++y) {
       for (int x = 0; x < 16; ++x) {
-        const bool revealed = (dy > 0 && y == 15) || (dy < 0 && y == 0) || (dx > 0 && x == 15) ||
-                              (dx < 0 && x == 0);
+        const bool revealed =
+            (dy > 0 && y == 15) || (dy < 0 && y == 0) || (dx > 0 && x == 15) || (dx < 0 && x == 0);
         ASSERT_EQ(strip[0][static_cast<int64_t>(f)][y][x].item<bool>(), revealed)
             << "frame " << f << " move " << dy << "," << dx << " cell " << y << "," << x;
       }
@@ -182,7 +239,8 @@ TEST(MakeTokenBatch, TrainingSequenceEqualsThePlayedForward) {
   spec.noisy_frames = 3;
   spec.corrupt_share = 1.0;
   spec.max_corrupt = 0.3;
-  const TokenBatch batch = make_token_batch(tokens, actions, positions, spec, c.tokens.vocab, 0.0, 5, 3);
+  const TokenBatch batch =
+      make_token_batch(tokens, actions, positions, spec, c.tokens.vocab, 0.0, 5, 3);
   at::NoGradGuard no_grad;
   const at::Tensor trained = net->forward_stream(batch.input, batch.stream);
   for (size_t k = 0; k < batch.noisy.size(); ++k) {
@@ -198,18 +256,21 @@ TEST(MakeTokenBatch, TrainingSequenceEqualsThePlayedForward) {
     clean.geometry = {1, 4, 4};
     for (int i = 0; i < p; ++i) {
       model::FrameBatch context{batch.input.frames.slice(1, i, i + 1), at::zeros({1, 1}),
-                                actions.slice(1, i, i + 1), positions[0][i].item<int64_t>(), at::Tensor()};
+                                actions.slice(1, i, i + 1), positions[0][i].item<int64_t>(),
+                                at::Tensor()};
       clean.block_index = i;
       net->forward_block(context, policy, clean);
     }
     const int64_t row = f + static_cast<int64_t>(k);
-    model::FrameBatch masked{batch.input.frames.slice(1, row, row + 1), batch.input.t.slice(1, row, row + 1),
-                             actions.slice(1, p, p + 1), positions[0][p].item<int64_t>(), at::Tensor()};
+    model::FrameBatch masked{batch.input.frames.slice(1, row, row + 1),
+                             batch.input.t.slice(1, row, row + 1), actions.slice(1, p, p + 1),
+                             positions[0][p].item<int64_t>(), at::Tensor()};
     attention::StepInfo step;
     step.geometry = {1, 4, 4};
     step.block_index = p;
     const at::Tensor played = net->forward_block(masked, policy, step);
-    EXPECT_TRUE(at::allclose(played.squeeze(1), trained.select(1, static_cast<int64_t>(k)), 1e-4, 1e-4))
+    EXPECT_TRUE(
+        at::allclose(played.squeeze(1), trained.select(1, static_cast<int64_t>(k)), 1e-4, 1e-4))
         << "masked frame " << p;
   }
   fs::remove_all(dir);
@@ -219,7 +280,8 @@ TEST(MaskedTokenLoss, IsTheWeightedMeanCrossEntropy) {
   const at::Tensor logits = at::randn({2, 3, 5, 7});
   const at::Tensor targets = at::randint(0, 7, {2, 3, 5}, at::kLong);
   const at::Tensor weights = at::rand({2, 3, 5}) * (at::rand({2, 3, 5}) > 0.5);
-  const at::Tensor log_p = at::log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1);
+  const at::Tensor log_p =
+      at::log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1);
   const at::Tensor expected = -(log_p * weights).sum() / weights.sum();
   EXPECT_TRUE(at::allclose(masked_token_loss(logits, targets, weights), expected, 1e-5, 1e-6));
 }
@@ -235,25 +297,26 @@ class TokenTrainerTest : public ::testing::Test {
     for (int i = 0; i < 40; ++i) walk.push_back(static_cast<game::Action>(1 + (i / 5) % 4));
     model::Codebook book = game_tokens(walk, 1).book;  // 128x128 frames: a superset of patches
     model::write_codebook((dir_ / "codebook.txt").string(), book);
-    nlohmann::json model = {{"name", "tiny-tokens"},
-                            {"channels", 3},
-                            {"frame", {{"height", 32}, {"width", 32}}},
-                            {"resolutions", nlohmann::json::object()},
-                            {"video_frames_per_frame", 1},
-                            {"autoencoder", nullptr},
-                            {"patch", {1, 8, 8}},
-                            {"frames_per_block", 1},
-                            {"hidden", 32},
-                            {"layers", 2},
-                            {"heads", 2},
-                            {"head_dim", 16},
-                            {"mlp", 64},
-                            {"num_actions", 6},
-                            {"freq_dim", 32},
-                            {"norm_eps", 1e-6},
-                            {"rope_theta", 10000.0},
-                            {"sampler", {{"steps", 1}, {"shift", 1.0}, {"context_noise", 0.0}}},
-                            {"tokens", {{"codebook", "codebook.txt"}, {"vocab", book.size()}, {"passes", 2}}}};
+    nlohmann::json model = {
+        {"name", "tiny-tokens"},
+        {"channels", 3},
+        {"frame", {{"height", 32}, {"width", 32}}},
+        {"resolutions", nlohmann::json::object()},
+        {"video_frames_per_frame", 1},
+        {"autoencoder", nullptr},
+        {"patch", {1, 8, 8}},
+        {"frames_per_block", 1},
+        {"hidden", 32},
+        {"layers", 2},
+        {"heads", 2},
+        {"head_dim", 16},
+        {"mlp", 64},
+        {"num_actions", 6},
+        {"freq_dim", 32},
+        {"norm_eps", 1e-6},
+        {"rope_theta", 10000.0},
+        {"sampler", {{"steps", 1}, {"shift", 1.0}, {"context_noise", 0.0}}},
+        {"tokens", {{"codebook", "codebook.txt"}, {"vocab", book.size()}, {"passes", 2}}}};
     std::ofstream(dir_ / "model.json") << model.dump(2);
     config_.file = (dir_ / "run.json").string();
     config_.model_config = (dir_ / "model.json").string();
@@ -282,7 +345,8 @@ TEST_F(TokenTrainerTest, LearnsAndExportsAModelThatPlays) {
   options.max_steps = 30;
   options.progress_bar = false;
   std::vector<double> losses;
-  const TrainReport report = train(config_, options, [&](const StepReport& r) { losses.push_back(r.loss); });
+  const TrainReport report =
+      train(config_, options, [&](const StepReport& r) { losses.push_back(r.loss); });
   EXPECT_EQ(report.steps, 30);
   ASSERT_GE(losses.size(), 2u);
   EXPECT_LT(losses.back(), losses.front());
@@ -308,7 +372,8 @@ TEST_F(TokenTrainerTest, LearnsWithPlayedContexts) {
   options.max_steps = 30;
   options.progress_bar = false;
   std::vector<double> losses;
-  const TrainReport report = train(config_, options, [&](const StepReport& r) { losses.push_back(r.loss); });
+  const TrainReport report =
+      train(config_, options, [&](const StepReport& r) { losses.push_back(r.loss); });
   EXPECT_EQ(report.steps, 30);
   ASSERT_GE(losses.size(), 2u);
   EXPECT_LT(losses.back(), losses.front());
