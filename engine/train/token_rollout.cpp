@@ -12,6 +12,7 @@
 #include "engine/eval/terrain_groups.h"
 #include "engine/eval/tile_structure.h"
 #include "engine/game/game.h"
+#include "engine/model/tile_quarters.h"
 #include "engine/model/tokenizer.h"
 #include "engine/rollout/token_sampler.h"
 #include "engine/train/token_batch.h"
@@ -20,7 +21,7 @@ namespace wc::train {
 
 at::Tensor CachedTokenForward::run(const at::Tensor& frame, const at::Tensor& t,
                                    const at::Tensor& actions, const at::Tensor& positions,
-                                   bool commit) {
+                                   const at::Tensor& quarters, bool commit) {
   const size_t layers = model_.config().layers;
   if (keys_.empty()) {
     keys_.resize(layers);
@@ -38,25 +39,28 @@ at::Tensor CachedTokenForward::run(const at::Tensor& frame, const at::Tensor& t,
     return attention::attention(q, keys, values);
   };
   model::FrameBatch batch{frame, t, actions, 0, positions};
+  batch.quarters = quarters;
   const at::Tensor out = model_.forward(batch, attend, /*with_head=*/!commit);
   if (commit) ++frames_;
   return out;
 }
 
 at::Tensor CachedTokenForward::logits(const at::Tensor& frame, const at::Tensor& t,
-                                      const at::Tensor& actions, const at::Tensor& positions) {
-  return run(frame, t, actions, positions, /*commit=*/false);
+                                      const at::Tensor& actions, const at::Tensor& positions,
+                                      const at::Tensor& quarters) {
+  return run(frame, t, actions, positions, quarters, /*commit=*/false);
 }
 
 void CachedTokenForward::commit(const at::Tensor& frame, const at::Tensor& actions,
-                                const at::Tensor& positions) {
+                                const at::Tensor& positions, const at::Tensor& quarters) {
   const at::Tensor t = at::zeros({frame.size(0), 1}, at::TensorOptions().device(frame.device()));
-  run(frame, t, actions, positions, /*commit=*/true);
+  run(frame, t, actions, positions, quarters, /*commit=*/true);
 }
 
 at::Tensor play_token_clips(model::CausalDiTImpl& model, const at::Tensor& truth,
-                            const at::Tensor& actions, const at::Tensor& positions,
-                            int seed_frames, uint64_t seed) {
+                            const at::Tensor& actions, const at::Tensor& positions, int seed_frames,
+                            uint64_t seed, const at::Tensor& quarters,
+                            at::Tensor* played_quarters) {
   const at::NoGradGuard no_grad;
   const model::TokenConfig& sampler = model.config().tokens;
   const int64_t b = truth.size(0), f = truth.size(1), h = truth.size(2), w = truth.size(3);
@@ -65,7 +69,9 @@ at::Tensor play_token_clips(model::CausalDiTImpl& model, const at::Tensor& truth
               " seed frames of a ", f, "-frame clip");
   at::Generator gen = at::detail::createCPUGenerator(seed);
   CachedTokenForward forward(model);
-  std::vector<at::Tensor> played;
+  TORCH_CHECK(!quarters.defined() || quarters.sizes() == at::IntArrayRef({b, f}),
+              "play_token_clips: quarters must be [", b, ", ", f, "], got ", quarters.sizes());
+  std::vector<at::Tensor> played, followed;
   const auto frame_of = [](const at::Tensor& x, int64_t i) { return x.slice(1, i, i + 1); };
   for (int64_t i = 0; i < f; ++i) {
     at::Tensor frame;
@@ -80,8 +86,8 @@ at::Tensor play_token_clips(model::CausalDiTImpl& model, const at::Tensor& truth
       at::Tensor unsure;
       for (int k = 0; k < sampler.passes; ++k) {
         const at::Tensor t = (tokens == mask_id).to(at::kFloat).mean(-1);
-        const at::Tensor logits = forward.logits(tokens.view({b, 1, h, w}), t,
-                                                 frame_of(actions, i), frame_of(positions, i));
+        const at::Tensor logits = forward.logits(tokens.view({b, 1, h, w}), t, frame_of(actions, i),
+                                                 frame_of(positions, i));
         rollout::MaskedPass pass = rollout::masked_pass(
             tokens, logits, uniforms.select(0, k), mask_id, sampler.temperature, sampler.top_p,
             sampler.sure, rollout::stay_share(k, sampler.passes), unsure);
@@ -90,8 +96,20 @@ at::Tensor play_token_clips(model::CausalDiTImpl& model, const at::Tensor& truth
       }
       frame = tokens.view({b, 1, h, w});
     }
+    // Note [Quarter tracking]: the seed frames' quarters are the game's, a drawn frame's follow
+    // from the frame before and the shift its tokens made.
+    at::Tensor quarter;
+    if (quarters.defined()) {
+      quarter = i < seed_frames ? frame_of(quarters, i).to(at::kLong)
+                                : model::follow_quarters(followed.back().squeeze(1),
+                                                         played.back().squeeze(1), frame);
+      followed.push_back(quarter);
+    }
     played.push_back(frame);
-    if (i + 1 < f) forward.commit(frame, frame_of(actions, i), frame_of(positions, i));
+    if (i + 1 < f) forward.commit(frame, frame_of(actions, i), frame_of(positions, i), quarter);
+  }
+  if (played_quarters != nullptr) {
+    *played_quarters = followed.empty() ? at::Tensor() : at::cat(followed, 1);
   }
   return at::cat(played, 1);
 }
@@ -101,10 +119,11 @@ OwnTargets own_token_targets(const at::Tensor& truth, const at::Tensor& own,
   const at::NoGradGuard no_grad;
   const int64_t b = truth.size(0), f = truth.size(1), h = truth.size(2), w = truth.size(3);
   const int64_t n = h * w;
-  TORCH_CHECK(own.sizes() == truth.sizes(), "own_token_targets: the played clips are ",
-              own.sizes(), ", the game's ", truth.sizes());
-  TORCH_CHECK(steps.dim() == 2 && steps.size(0) == b && steps.size(1) == std::max<int64_t>(0, f - 1),
-              "own_token_targets: steps must be [", b, ", ", f - 1, "], got ", steps.sizes());
+  TORCH_CHECK(own.sizes() == truth.sizes(), "own_token_targets: the played clips are ", own.sizes(),
+              ", the game's ", truth.sizes());
+  TORCH_CHECK(
+      steps.dim() == 2 && steps.size(0) == b && steps.size(1) == std::max<int64_t>(0, f - 1),
+      "own_token_targets: steps must be [", b, ", ", f - 1, "], got ", steps.sizes());
   OwnTargets out;
   out.tokens = truth.clone();
   out.scored = at::ones({b, f, h, w}, truth.options().dtype(at::kBool));
@@ -114,7 +133,7 @@ OwnTargets own_token_targets(const at::Tensor& truth, const at::Tensor& own,
   const at::Tensor before = own.slice(1, 0, f - 1);
   const at::Tensor game_before = truth.slice(1, 0, f - 1);
   const at::Tensor now = truth.slice(1, 1);
-  const at::Tensor agrees = before == game_before;  // [B, F − 1, h, w]
+  const at::Tensor agrees = before == game_before;   // [B, F − 1, h, w]
   const at::Tensor game_shift = step_shifts(truth);  // [B, F − 1]
   const at::Tensor shift = steps.to(device);
   const at::Tensor same_step = (shift == game_shift).view({b, f - 1, 1, 1});
@@ -122,7 +141,8 @@ OwnTargets own_token_targets(const at::Tensor& truth, const at::Tensor& own,
   // cell of the strip the step brought into view, the edge cell it continues), and which cells
   // are the model's ground moved (inside the frame, neither cell under the sprite or the HUD).
   // The game's own step moves its frame, to read what the step made of each patch.
-  at::Tensor moved = before.clone(), game_moved = game_before.clone(), source_agrees = agrees.clone();
+  at::Tensor moved = before.clone(), game_moved = game_before.clone(),
+             source_agrees = agrees.clone();
   at::Tensor inside = at::zeros_like(agrees), ground = at::zeros_like(agrees);
   at::Tensor game_ground = at::zeros_like(agrees);
   const auto index = at::TensorOptions().dtype(at::kLong).device(device);
@@ -131,7 +151,9 @@ OwnTargets own_token_targets(const at::Tensor& truth, const at::Tensor& own,
     const at::Tensor ys = at::arange(h, index) + dy, xs = at::arange(w, index) + dx;
     const at::Tensor in = ((ys >= 0) & (ys < h)).view({h, 1}) & ((xs >= 0) & (xs < w)).view({1, w});
     const at::Tensor sy = ys.clamp(0, h - 1), sx = xs.clamp(0, w - 1);
-    const auto source = [&](const at::Tensor& x) { return x.index_select(2, sy).index_select(3, sx); };
+    const auto source = [&](const at::Tensor& x) {
+      return x.index_select(2, sy).index_select(3, sx);
+    };
     const at::Tensor source_overlay = overlay.index_select(0, sy).index_select(1, sx);
     const at::Tensor cells = (in & ~overlay & ~source_overlay).expand_as(ground);
     const at::Tensor here = (shift == s).view({b, f - 1, 1, 1});
@@ -149,12 +171,14 @@ OwnTargets own_token_targets(const at::Tensor& truth, const at::Tensor& own,
   // every few frames, render.h): the game's successor of the model's patch, where the game's
   // frame shows that patch on its ground and always makes the same of it.
   const auto flat = [&](const at::Tensor& x) { return x.reshape({b, f - 1, n}); };
-  const at::Tensor seen = flat(game_moved).unsqueeze(2) == flat(moved).unsqueeze(3);  // [.., own, game]
+  const at::Tensor seen =
+      flat(game_moved).unsqueeze(2) == flat(moved).unsqueeze(3);  // [.., own, game]
   const at::Tensor shows = seen & flat(game_ground).unsqueeze(2);
   const at::Tensor next = flat(now).unsqueeze(2).expand_as(shows);
   const at::Tensor largest = at::where(shows, next, at::full({}, -1, next.options())).amax(-1);
   const at::Tensor smallest =
-      at::where(shows, next, at::full({}, std::numeric_limits<int64_t>::max(), next.options())).amin(-1);
+      at::where(shows, next, at::full({}, std::numeric_limits<int64_t>::max(), next.options()))
+          .amin(-1);
   const at::Tensor known = (shows.any(-1) & (largest == smallest)).view({b, f - 1, h, w});
   const at::Tensor successor = largest.view({b, f - 1, h, w});
   // A step that changed none of the game's ground leaves every patch as it was.
@@ -190,7 +214,8 @@ at::Tensor OwnStepReader::steps(const at::Tensor& frames, const at::Tensor& acti
   const at::NoGradGuard no_grad;
   const State& st = *state_;
   const int64_t b = frames.size(0), f = frames.size(1);
-  at::Tensor out = at::zeros({b, std::max<int64_t>(0, f - 1)}, at::TensorOptions().dtype(at::kLong));
+  at::Tensor out =
+      at::zeros({b, std::max<int64_t>(0, f - 1)}, at::TensorOptions().dtype(at::kLong));
   if (f < 2) return out.to(frames.device());
   // The frames each step starts from, as the RGBA bytes a player sees.
   const at::Tensor before = st.tokenizer.decode(frames.slice(1, 0, f - 1).to(at::kCPU), at::kFloat);

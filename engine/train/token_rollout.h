@@ -36,22 +36,27 @@ namespace wc::train {
 // ground under them (the cell and its source) agrees, else unscored. Where the model's frame is
 // the game's, this target is the game's frame.
 //
-// The step is the game's rule read in the model's world (Note [Own walls], engine/eval/own_walls.h):
-// the key moves the view one patch unless the model's frame before shows a water, wall or tree
-// tile where the player's hitbox would go (OwnStepReader). A first version took the game's step
-// instead and so taught the model to walk through the walls it drew: after 150 steps its own
-// walls held on 43 % of blocked steps at a 32-frame window, where they had held on 80 %, and
-// the player, standing on its own water, faded. Where the model's step is not the game's, the
-// game's frame says nothing of the strip or the overlays, and they are unscored; the game's
+// The step is the game's rule read in the model's world (Note [Own walls],
+// engine/eval/own_walls.h): the key moves the view one patch unless the model's frame before shows
+// a water, wall or tree tile where the player's hitbox would go (OwnStepReader). A first version
+// took the game's step instead and so taught the model to walk through the walls it drew: after 150
+// steps its own walls held on 43 % of blocked steps at a 32-frame window, where they had held on 80
+// %, and the player, standing on its own water, faded. Where the model's step is not the game's,
+// the game's frame says nothing of the strip or the overlays, and they are unscored; the game's
 // steps still say what became of each patch of ground (the waves).
 
 // Frames 0..seed_frames−1 of `truth` ([B, F, h, w] int64 tokens), then frames seed_frames..F−1
 // drawn by the model (Note [Masked sampling], the settings of its config's "tokens"), each under
 // its `actions` and `positions` ([B, F] int64), seeing every frame before it. Gradient-free. Every
-// draw follows from `seed`.
+// draw follows from `seed`. With `quarters` ([B, F] int64, the game's; only the seed frames' are
+// read), every committed frame carries its tile quarter as play commits it (Note [Quarter
+// tracking]): a seed frame the game's, a drawn one the quarter of the frame before moved by the
+// shift its own tokens made; the frame being drawn carries none. `played_quarters`, when given,
+// receives them ([B, F] int64; undefined without `quarters`).
 at::Tensor play_token_clips(model::CausalDiTImpl& model, const at::Tensor& truth,
-                            const at::Tensor& actions, const at::Tensor& positions,
-                            int seed_frames, uint64_t seed);
+                            const at::Tensor& actions, const at::Tensor& positions, int seed_frames,
+                            uint64_t seed, const at::Tensor& quarters = at::Tensor(),
+                            at::Tensor* played_quarters = nullptr);
 
 // The logits of masked frames against a context committed one frame at a time, as play attends:
 // the cache holds every committed frame's keys and values, per layer, for a batch of clips.
@@ -59,16 +64,18 @@ class CachedTokenForward {
  public:
   explicit CachedTokenForward(model::CausalDiTImpl& model) : model_(model) {}
   // Logits [B, 1, h·w, vocab] of `frame` ([B, 1, h, w], the mask where masked) at its share
-  // masked `t` ([B, 1]), seeing the committed frames and itself.
+  // masked `t` ([B, 1]), seeing the committed frames and itself. `quarters` ([B, 1] int64, −1 or
+  // undefined where unknown) are the frame's tile quarters (Note [Tile quarters]).
   at::Tensor logits(const at::Tensor& frame, const at::Tensor& t, const at::Tensor& actions,
-                    const at::Tensor& positions);
+                    const at::Tensor& positions, const at::Tensor& quarters = at::Tensor());
   // Appends `frame` (finished tokens) to the context.
-  void commit(const at::Tensor& frame, const at::Tensor& actions, const at::Tensor& positions);
+  void commit(const at::Tensor& frame, const at::Tensor& actions, const at::Tensor& positions,
+              const at::Tensor& quarters = at::Tensor());
   int64_t frames() const { return frames_; }
 
  private:
   at::Tensor run(const at::Tensor& frame, const at::Tensor& t, const at::Tensor& actions,
-                 const at::Tensor& positions, bool commit);
+                 const at::Tensor& positions, const at::Tensor& quarters, bool commit);
   model::CausalDiTImpl& model_;
   std::vector<at::Tensor> keys_, values_;  // per layer [B, H, committed tokens, Dh]
   int64_t frames_ = 0;

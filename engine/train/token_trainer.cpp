@@ -7,8 +7,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "engine/core/error.h"
 #include "engine/core/log.h"
@@ -16,8 +16,8 @@
 #include "engine/model/dit.h"
 #include "engine/model/tokenizer.h"
 #include "engine/model/weights.h"
-#include "engine/train/consistent_target.h"
 #include "engine/train/clip_stream.h"
+#include "engine/train/consistent_target.h"
 #include "engine/train/token_batch.h"
 #include "engine/train/token_rollout.h"
 #include "engine/train/train_loop.h"
@@ -76,23 +76,20 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
                                  model_config.file + " has \"tokens\")");
   }
   if (options.init_new_head || options.init_grown_head) {
-    throw Error("train", "--new-head and --grow-head are for pixel models; a token model's head "
-                         "is its codebook's logits");
+    throw Error("train",
+                "--new-head and --grow-head are for pixel models; a token model's head "
+                "is its codebook's logits");
   }
   if (config.noise.dropped_action >= model_config.num_actions) {
-    throw Error(config.file, "field 'noise.dropped_action': must be below the model's num_actions (" +
-                                 std::to_string(model_config.num_actions) + ")");
+    throw Error(config.file,
+                "field 'noise.dropped_action': must be below the model's num_actions (" +
+                    std::to_string(model_config.num_actions) + ")");
   }
   const fs::path out(options.out_dir);
   const std::string state_dir = (out / "state").string();
   const std::string model_dir = (out / "model").string();
   fs::create_directories(out);
 
-  if (!model_config.tile_quarters.empty() && config.tokens.own_share > 0.0) {
-    throw Error(config.file, "field 'tokens.own_share': the model's own play does not yet track "
-                             "tile quarters (Note [Tile quarters]); set it to 0 for " +
-                                 model_config.file);
-  }
   TrainedWeights weights(model_config, config, options.device);
   if (grows_tile_quarters(model_config, options.init_from)) {
     weights.start(
@@ -159,25 +156,34 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
     // Note [Own token context]: the first rows' context is the model's own play.
     const int64_t played_rows = std::llround(config.tokens.own_share * config.batch);
     OwnContext own;
+    const bool has_quarters = !model_config.tile_quarters.empty();
+    const at::Tensor quarters = has_quarters ? clips.quarters.to(options.device) : at::Tensor();
+    at::Tensor played_quarters;
     if (played_rows > 0) {
       const auto first = [&](const at::Tensor& x) { return x.slice(0, 0, played_rows); };
       const auto rest = [&](const at::Tensor& x) { return x.slice(0, played_rows); };
       const at::Tensor played =
           play_token_clips(*weights.model, first(tokens), first(actions), first(positions),
-                           /*seed_frames=*/1, step_seed(config.seed ^ kOwnPlaySeed, step));
+                           /*seed_frames=*/1, step_seed(config.seed ^ kOwnPlaySeed, step),
+                           has_quarters ? first(quarters) : at::Tensor(), &played_quarters);
       const at::Tensor steps = own_steps->steps(played, first(clips.actions));
       const OwnTargets targets = own_token_targets(first(tokens), played, steps, overlay_cells);
       own.rows = at::arange(config.batch, actions.options()) < played_rows;
       own.context = at::cat({played, rest(tokens)}, 0);
       own.targets = at::cat({targets.tokens, rest(tokens)}, 0);
-      own.scored = at::cat({targets.scored, at::ones_like(rest(tokens), targets.scored.options())}, 0);
+      own.scored =
+          at::cat({targets.scored, at::ones_like(rest(tokens), targets.scored.options())}, 0);
     }
-    TokenBatch batch = make_token_batch(
-        tokens, actions, positions, config.tokens, model_config.tokens.vocab,
-        config.noise.action_dropout, config.noise.dropped_action, step_seed(config.seed, step),
-        overlay_cells, played_rows > 0 ? &own : nullptr);
-    if (!model_config.tile_quarters.empty()) {
-      batch.input.quarters = stream_quarters(clips.quarters.to(options.device), batch.noisy.size());
+    TokenBatch batch = make_token_batch(tokens, actions, positions, config.tokens,
+                                        model_config.tokens.vocab, config.noise.action_dropout,
+                                        config.noise.dropped_action, step_seed(config.seed, step),
+                                        overlay_cells, played_rows > 0 ? &own : nullptr);
+    if (has_quarters) {
+      // Note [Quarter tracking]: a played clip's context carries the quarters its own play made.
+      const at::Tensor context_quarters =
+          played_rows > 0 ? at::cat({played_quarters, quarters.slice(0, played_rows)}, 0)
+                          : quarters;
+      batch.input.quarters = stream_quarters(context_quarters, batch.noisy.size());
     }
     const at::Tensor logits = weights.model->forward_stream(batch.input, batch.stream);
     const at::Tensor loss = masked_token_loss(logits, batch.targets, batch.weights);
@@ -198,7 +204,8 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
       const double miss_share =
           static_cast<double>(miss_sum.item<int64_t>()) / std::max<int64_t>(1, window_patches);
       if (!std::isfinite(r.loss)) {
-        throw Error(state_dir, "training diverged: loss is not finite at step " + std::to_string(step));
+        throw Error(state_dir,
+                    "training diverged: loss is not finite at step " + std::to_string(step));
       }
       report.last_loss = r.loss;
       report.clips_per_second = r.clips_per_second;

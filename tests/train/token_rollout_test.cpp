@@ -3,9 +3,9 @@
 // applied to the model's frame.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
-#include <array>
 #include <map>
 #include <random>
 #include <set>
@@ -13,6 +13,7 @@
 #include "engine/game/game.h"
 #include "engine/model/codebook.h"
 #include "engine/model/dit.h"
+#include "engine/model/tile_quarters.h"
 #include "engine/model/weights.h"
 #include "engine/train/consistent_target.h"
 #include "engine/train/token_batch.h"
@@ -54,7 +55,8 @@ TEST(CachedTokenForward, EqualsTheMaskedSequence) {
   at::manual_seed(random());
   const at::Tensor tokens = at::randint(0, c.tokens.vocab, {b, f, 4, 4}, at::kLong);
   const at::Tensor actions = at::randint(0, 5, {b, f}, at::kLong);
-  const at::Tensor positions = at::arange(f, at::kLong).repeat({b, 1}) + at::randint(0, 50, {b, 1}, at::kLong);
+  const at::Tensor positions =
+      at::arange(f, at::kLong).repeat({b, 1}) + at::randint(0, 50, {b, 1}, at::kLong);
   at::NoGradGuard no_grad;
   CachedTokenForward cached(*net);
   for (int64_t p = 0; p < f; ++p) {
@@ -74,7 +76,8 @@ TEST(CachedTokenForward, EqualsTheMaskedSequence) {
         model::MaskedStream{static_cast<int>(p), {static_cast<int>(p)}, 16}.mask(at::kCPU);
     const at::Tensor expected = net->forward_masked(reference, mask);
     EXPECT_TRUE(at::allclose(fast, expected, 1e-4, 1e-4)) << "frame " << p;
-    cached.commit(tokens.slice(1, p, p + 1), actions.slice(1, p, p + 1), positions.slice(1, p, p + 1));
+    cached.commit(tokens.slice(1, p, p + 1), actions.slice(1, p, p + 1),
+                  positions.slice(1, p, p + 1));
   }
   EXPECT_EQ(cached.frames(), f);
 }
@@ -99,6 +102,67 @@ TEST(PlayTokenClips, KeepsTheSeedFramesAndDrawsEveryOtherFromTheCodebook) {
   EXPECT_FALSE(play_token_clips(*net, truth, actions, positions, 2, seed + 1).equal(played));
 }
 
+// Note [Quarter tracking]: a played clip's frames carry the quarters play gives them (the seed
+// frames' the game's, each drawn one's followed from the shift its tokens made), and the cached
+// forward reads them as the training sequence does.
+TEST(PlayTokenClips, CommitsTheQuartersItsOwnFramesFollow) {
+  std::mt19937 random(std::random_device{}());
+  model::ModelConfig c = token_config(10);
+  c.tile_quarters = {1, 1};
+  model::CausalDiT net(c);
+  model::init_random_weights(net, random());
+  {
+    // Quarter vectors as large as the token embeddings, so reading them shows in the draws.
+    const at::NoGradGuard no_grad;
+    net->tile_quarters->weight.normal_(0.0, 1.0);
+  }
+  const int64_t b = 3, f = 6;
+  at::manual_seed(random());
+  const at::Tensor truth = at::randint(0, c.tokens.vocab, {b, f, 4, 4}, at::kLong);
+  const at::Tensor actions = at::randint(0, 5, {b, f}, at::kLong);
+  const at::Tensor positions = at::arange(f, at::kLong).repeat({b, 1});
+  const at::Tensor quarters = at::randint(0, 4, {b, f}, at::kLong);
+  const uint64_t seed = random();
+  at::Tensor followed;
+  const at::Tensor played =
+      play_token_clips(*net, truth, actions, positions, 2, seed, quarters, &followed);
+  ASSERT_EQ(followed.sizes(), (at::IntArrayRef{b, f}));
+  EXPECT_TRUE(followed.slice(1, 0, 2).equal(quarters.slice(1, 0, 2)));
+  for (int64_t i = 2; i < f; ++i) {
+    const at::Tensor expected = model::follow_quarters(
+        followed.select(1, i - 1), played.select(1, i - 1), played.slice(1, i, i + 1));
+    EXPECT_TRUE(followed.slice(1, i, i + 1).equal(expected)) << "frame " << i;
+  }
+  // The play read them: without the quarters the same draws give other frames.
+  EXPECT_FALSE(play_token_clips(*net, truth, actions, positions, 2, seed).equal(played));
+
+  // Each drawn frame's first pass, through the cache committed with those quarters, equals the
+  // training sequence's logits for the frame fully masked with the same context quarters.
+  const at::NoGradGuard no_grad;
+  CachedTokenForward cached(*net);
+  for (int64_t p = 0; p < f; ++p) {
+    const at::Tensor masked = at::full({b, 1, 4, 4}, c.tokens.vocab, at::kLong);
+    const at::Tensor t = at::ones({b, 1});
+    const at::Tensor fast =
+        cached.logits(masked, t, actions.slice(1, p, p + 1), positions.slice(1, p, p + 1));
+    model::FrameBatch reference;
+    reference.frames = at::cat({played.slice(1, 0, p), masked}, 1);
+    reference.t = at::cat({at::zeros({b, p}), t}, 1);
+    reference.actions = actions.slice(1, 0, p + 1);
+    reference.positions = positions.slice(1, 0, p + 1);
+    reference.quarters = at::cat({followed.slice(1, 0, p), at::full({b, 1}, -1, at::kLong)}, 1);
+    reference.head_first_frame = static_cast<int>(p);
+    const at::Tensor mask =
+        model::MaskedStream{static_cast<int>(p), {static_cast<int>(p)}, 16}.mask(at::kCPU);
+    EXPECT_TRUE(at::allclose(fast, net->forward_masked(reference, mask), 1e-4, 1e-4))
+        << "frame " << p;
+    cached.commit(played.slice(1, p, p + 1), actions.slice(1, p, p + 1),
+                  positions.slice(1, p, p + 1), followed.slice(1, p, p + 1));
+  }
+  EXPECT_THROW(play_token_clips(*net, truth, actions, positions, 2, seed, quarters.slice(1, 0, 3)),
+               c10::Error);
+}
+
 TEST(PlayTokenClips, RefusesSeedFramesOutsideTheClip) {
   const model::ModelConfig c = token_config(10);
   model::CausalDiT net(c);
@@ -111,7 +175,7 @@ TEST(PlayTokenClips, RefusesSeedFramesOutsideTheClip) {
 // The game's frames as tokens of the codebook of their distinct 8x8 patches, 128x128, and the
 // camera's step into each frame (an index in kStepShifts; 0 into the first).
 struct GameClip {
-  at::Tensor tokens;  // [1, F, 16, 16]
+  at::Tensor tokens;   // [1, F, 16, 16]
   at::Tensor actions;  // [1, F]
   std::vector<int> moves;
   model::Codebook book;
@@ -144,7 +208,8 @@ GameClip game_clip(uint64_t seed, const std::vector<game::Action>& actions) {
         std::vector<uint8_t> entry;
         for (int py = 0; py < 8; ++py) {
           for (int px = 0; px < 8; ++px) {
-            const uint8_t* p = &frames[static_cast<size_t>(i)][((ty * 8 + py) * 128 + tx * 8 + px) * 4];
+            const uint8_t* p =
+                &frames[static_cast<size_t>(i)][((ty * 8 + py) * 128 + tx * 8 + px) * 4];
             const std::array<uint8_t, 3> c{p[0], p[1], p[2]};
             auto it = colours.find(c);
             if (it == colours.end()) {
@@ -181,7 +246,8 @@ std::vector<game::Action> random_walk(std::mt19937& random, int frames) {
   std::vector<game::Action> walk;
   while (static_cast<int>(walk.size()) < frames) {
     const auto a = static_cast<game::Action>(random() % 5);
-    for (int k = 1 + static_cast<int>(random() % 6); k > 0 && static_cast<int>(walk.size()) < frames; --k) {
+    for (int k = 1 + static_cast<int>(random() % 6);
+         k > 0 && static_cast<int>(walk.size()) < frames; --k) {
       walk.push_back(a);
     }
   }
@@ -277,7 +343,10 @@ TEST(OwnTokenTargets, MoveTheModelsOwnGroundWithTheGamesStep) {
     at::Tensor seen = truth.clone();
     const int64_t ry = random() % 16, rx = random() % 16;
     for (int64_t i = 1; i < truth.size(1); ++i) {
-      seen[0][i].slice(0, y0, y0 + 3).slice(1, x0, x0 + 3).fill_(truth[0][i][ry][rx].item<int64_t>());
+      seen[0][i]
+          .slice(0, y0, y0 + 3)
+          .slice(1, x0, x0 + 3)
+          .fill_(truth[0][i][ry][rx].item<int64_t>());
     }
     expect_own_targets(truth, seen, "seen patch, clip " + std::to_string(clip));
   }
@@ -299,9 +368,8 @@ TEST(OwnTokenTargets, StandWhereTheModelsStepStands) {
       if (game_steps[0][i - 1].item<int64_t>() == 0) continue;  // the game stood too
       for (int y = 0; y < 16; ++y) {
         for (int x = 0; x < 16; ++x) {
-          const std::string where = "clip " + std::to_string(clip) + " frame " +
-                                    std::to_string(i) + " cell " + std::to_string(y) + "," +
-                                    std::to_string(x);
+          const std::string where = "clip " + std::to_string(clip) + " frame " + std::to_string(i) +
+                                    " cell " + std::to_string(y) + "," + std::to_string(x);
           if (overlay[y][x].item<bool>()) {
             EXPECT_FALSE(t.scored[0][i][y][x].item<bool>()) << where;
             continue;
@@ -353,8 +421,8 @@ TEST(MakeTokenBatch, PlayedRowsShowAndScoreTheirOwnTargets) {
   spec.noisy_frames = 3;
   spec.corrupt_share = 1.0;
   spec.max_corrupt = 0.5;
-  const TokenBatch batch = make_token_batch(tokens, actions, positions, spec, vocab, 0.0, 5, 4,
-                                            at::Tensor(), &own);
+  const TokenBatch batch =
+      make_token_batch(tokens, actions, positions, spec, vocab, 0.0, 5, 4, at::Tensor(), &own);
   // The played row's context is its play, never corrupted; the others' are the game's, corrupted.
   EXPECT_TRUE(batch.input.frames[0].slice(0, 0, f).equal(own.context[0]));
   EXPECT_FALSE(batch.input.frames.slice(0, 1).slice(1, 0, f).equal(tokens.slice(0, 1)));
@@ -366,7 +434,8 @@ TEST(MakeTokenBatch, PlayedRowsShowAndScoreTheirOwnTargets) {
     const at::Tensor masked = shown == vocab;
     EXPECT_TRUE(at::where(masked, target, shown).equal(target));
     const at::Tensor w = batch.weights.select(1, static_cast<int64_t>(k));
-    EXPECT_TRUE((w.gt(0) == (masked & own.scored.select(1, p).reshape({b, 16}))).all().item<bool>());
+    EXPECT_TRUE(
+        (w.gt(0) == (masked & own.scored.select(1, p).reshape({b, 16}))).all().item<bool>());
   }
 }
 
