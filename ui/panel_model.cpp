@@ -110,7 +110,8 @@ std::vector<SliderSpec> PanelModel::sliders(const LiveStats& stats) {
   if (has(s, "theta_spatial_score")) {
     add({"theta_sc",
          {"theta_spatial_score"},
-         "Spatial also needs S_sp = P5(cos) - gamma * e >= theta_sc",
+         "Spatial also needs S_sp = P5(cos) - gamma * e >= theta_sc (the worst token's cos "
+         "in place of P5 with worst_token)",
          false,
          -1.0,
          1.0,

@@ -141,6 +141,9 @@ CastSettings apply_cast_settings(CastSettings base, const nlohmann::json& json,
       t.theta_spatial_score = read_number(value, where, key, -kBig, kBig);
     } else if (key == "gamma") {
       t.gamma = read_number(value, where, key, 0.0, kBig);
+    } else if (key == "worst_token") {
+      if (!value.is_boolean()) fail(where, key, "expected true or false, got " + value.dump());
+      t.worst_token = value.get<bool>();
     } else if (key == "spatial_proxy") {
       if (value == "neighbourhood") {
         base.spatial_proxy = SpatialProxyKind::kNeighbourhood;
@@ -180,7 +183,8 @@ CastSettings apply_cast_settings(CastSettings base, const nlohmann::json& json,
     } else {
       fail(where, key,
            "unknown key (known: window, theta_dummy, theta_sink, theta_spatial, "
-           "theta_spatial_score, gamma, spatial_proxy, radius, cell, cell_mode, classify_block, "
+           "theta_spatial_score, gamma, worst_token, spatial_proxy, radius, cell, cell_mode, "
+           "classify_block, "
            "classify_step, classify_every_step, query_sample, seed, cast)");
     }
   }
@@ -199,6 +203,7 @@ nlohmann::json cast_settings_json(const CastSettings& settings) {
           {"theta_spatial", t.theta_spatial},
           {"theta_spatial_score", t.theta_spatial_score},
           {"gamma", t.gamma},
+          {"worst_token", t.worst_token},
           {"spatial_proxy", spatial_proxy_name(settings.spatial_proxy)},
           {"radius", settings.radius},
           {"cell", settings.cell},

@@ -32,6 +32,7 @@ at::Tensor slot_tokens(const std::vector<int64_t>& slot_frames, int64_t frame_to
 struct Agreement {
   double mean_cos = 0;
   double p5_cos = 0;
+  double worst_cos = 0;
   double error = 0;
 };
 
@@ -42,6 +43,7 @@ Agreement agreement(const at::Tensor& full, const at::Tensor& restricted) {
   Agreement a;
   a.mean_cos =
       std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+  a.worst_cos = *std::min_element(values.begin(), values.end());
   a.p5_cos = percentile(std::move(values), 0.05);
   const double num = (full - restricted).pow(2).sum().item<double>();
   const double den = full.pow(2).sum().item<double>();
@@ -130,11 +132,15 @@ std::vector<HeadEvidence> classify_heads(const ClassifyInputs& in, const std::ve
         reference_attention(q, k.index_select(2, dummy_keys), v.index_select(2, dummy_keys));
     const at::Tensor spatial = reference_attention(q, k, v, spatial_mask);
     HeadEvidence e;
-    e.sink = agreement(full, sink).mean_cos;
-    e.dummy = agreement(full, dummy).mean_cos;
+    const Agreement si = agreement(full, sink), du = agreement(full, dummy);
+    e.sink = si.mean_cos;
+    e.sink_worst = si.worst_cos;
+    e.dummy = du.mean_cos;
+    e.dummy_worst = du.worst_cos;
     const Agreement sp = agreement(full, spatial);
     e.spatial_mean = sp.mean_cos;
     e.spatial_p5 = sp.p5_cos;
+    e.spatial_worst = sp.worst_cos;
     e.spatial_error = sp.error;
     evidence.push_back(e);
   }

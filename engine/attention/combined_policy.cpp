@@ -349,7 +349,7 @@ PolicyStats CombinedPolicy::stats() const {
     std::vector<HeadStats> heads;
     for (size_t h = 0; h < layer.types.size(); ++h) {
       heads.push_back(HeadStats{layer.types[h],
-                                head_scores(layer.evidence[h], cast_settings_.thresholds.gamma)});
+                                head_scores(layer.evidence[h], cast_settings_.thresholds)});
     }
     stats.heads.push_back(std::move(heads));
     for (const TempCacheStore& store : layer.global) {

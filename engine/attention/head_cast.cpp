@@ -5,13 +5,28 @@
 
 namespace wc::attention {
 
-HeadScores head_scores(const HeadEvidence& evidence, double gamma) {
+namespace {
+
+struct Scores {
+  double sink, dummy, spatial_mean, spatial_score;
+};
+
+Scores scores_of(const HeadEvidence& e, const CastThresholds& t) {
+  const double tail = t.worst_token ? e.spatial_worst : e.spatial_p5;
+  return Scores{t.worst_token ? e.sink_worst : e.sink, t.worst_token ? e.dummy_worst : e.dummy,
+                e.spatial_mean, tail - t.gamma * e.spatial_error};
+}
+
+}  // namespace
+
+HeadScores head_scores(const HeadEvidence& evidence, const CastThresholds& thresholds) {
   HeadScores scores;
   if (!evidence.measured()) return scores;
-  scores.sink = static_cast<float>(evidence.sink);
-  scores.dummy = static_cast<float>(evidence.dummy);
-  scores.spatial_mean = static_cast<float>(evidence.spatial_mean);
-  scores.spatial_score = static_cast<float>(evidence.spatial_p5 - gamma * evidence.spatial_error);
+  const Scores s = scores_of(evidence, thresholds);
+  scores.sink = static_cast<float>(s.sink);
+  scores.dummy = static_cast<float>(s.dummy);
+  scores.spatial_mean = static_cast<float>(s.spatial_mean);
+  scores.spatial_score = static_cast<float>(s.spatial_score);
   return scores;
 }
 
@@ -24,14 +39,17 @@ HeadEvidence worst_evidence(const HeadEvidence& a, const HeadEvidence& b) {
   worst.spatial_mean = std::min(a.spatial_mean, b.spatial_mean);
   worst.spatial_p5 = std::min(a.spatial_p5, b.spatial_p5);
   worst.spatial_error = std::max(a.spatial_error, b.spatial_error);
+  worst.sink_worst = std::min(a.sink_worst, b.sink_worst);
+  worst.dummy_worst = std::min(a.dummy_worst, b.dummy_worst);
+  worst.spatial_worst = std::min(a.spatial_worst, b.spatial_worst);
   return worst;
 }
 
 HeadType cast_head(const HeadEvidence& evidence, const CastThresholds& t) {
-  if (evidence.dummy >= t.theta_dummy) return HeadType::kDummy;
-  if (evidence.sink >= t.theta_sink) return HeadType::kSink;
-  const double spatial_score = evidence.spatial_p5 - t.gamma * evidence.spatial_error;
-  if (evidence.spatial_mean >= t.theta_spatial && spatial_score >= t.theta_spatial_score) {
+  const Scores s = scores_of(evidence, t);
+  if (s.dummy >= t.theta_dummy) return HeadType::kDummy;
+  if (s.sink >= t.theta_sink) return HeadType::kSink;
+  if (s.spatial_mean >= t.theta_spatial && s.spatial_score >= t.theta_spatial_score) {
     return HeadType::kSpatial;
   }
   return HeadType::kGlobal;

@@ -15,7 +15,7 @@ constexpr const char* kWhere = "headcast settings";
 bool same_thresholds(const CastThresholds& a, const CastThresholds& b) {
   return a.theta_dummy == b.theta_dummy && a.theta_sink == b.theta_sink &&
          a.theta_spatial == b.theta_spatial && a.theta_spatial_score == b.theta_spatial_score &&
-         a.gamma == b.gamma;
+         a.gamma == b.gamma && a.worst_token == b.worst_token;
 }
 
 }  // namespace
@@ -226,7 +226,7 @@ PolicyStats HeadCastPolicy::stats() const {
     std::vector<HeadStats> heads;
     for (size_t h = 0; h < layer.evidence.size(); ++h) {
       heads.push_back(HeadStats{layer.stores.types()[h],
-                                head_scores(layer.evidence[h], settings_.thresholds.gamma)});
+                                head_scores(layer.evidence[h], settings_.thresholds)});
     }
     stats.heads.push_back(std::move(heads));
     layer.stores.add_type_stats(stats);

@@ -161,15 +161,62 @@ TEST(HeadCastClassify, WorstEvidenceTakesTheLowerCosinesAndTheLargerError) {
   HeadEvidence a, b;
   EXPECT_FALSE(worst_evidence(a, b).measured());
   a.sink = 0.99, a.dummy = 0.5, a.spatial_mean = 0.9, a.spatial_p5 = 0.7, a.spatial_error = 0.1;
+  a.sink_worst = 0.2, a.dummy_worst = 0.1, a.spatial_worst = 0.3;
   EXPECT_EQ(worst_evidence(a, b).sink, 0.99);
   EXPECT_EQ(worst_evidence(b, a).spatial_error, 0.1);
   b.sink = 0.4, b.dummy = 0.8, b.spatial_mean = 0.95, b.spatial_p5 = 0.6, b.spatial_error = 0.3;
+  b.sink_worst = 0.1, b.dummy_worst = 0.4, b.spatial_worst = 0.5;
   const HeadEvidence w = worst_evidence(a, b);
   EXPECT_EQ(w.sink, 0.4);
   EXPECT_EQ(w.dummy, 0.5);
   EXPECT_EQ(w.spatial_mean, 0.9);
   EXPECT_EQ(w.spatial_p5, 0.6);
   EXPECT_EQ(w.spatial_error, 0.3);
+  EXPECT_EQ(w.sink_worst, 0.1);
+  EXPECT_EQ(w.dummy_worst, 0.1);
+  EXPECT_EQ(w.spatial_worst, 0.3);
+}
+
+// Note [Worst-token scores]: the planted Dummy head of layer 1 has one query token that reads a
+// key of the sink block at the classification block (as a sprite's cell may): its mean cosine
+// stays near 1, its worst token's is far from it. The paper's scores cast it Dummy; the worst
+// token's do not, and switching the scoring live re-casts from the stored evidence.
+TEST(HeadCastClassify, WorstTokenScoresSeeOneTokenTheMeanHides) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const ModelShape shape = archetype_shape();
+  auto policy = make_policy(shape, {{"seed", seed % 1000}, {"query_sample", 0}});
+  auto& headcast = dynamic_cast<HeadCastPolicy&>(*policy);
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  for (int64_t block = 0; block <= kClassifyBlock; ++block) {
+    for (int step = 0; step <= 2; ++step) {
+      const StepInfo info = testing::step_info(shape, block, step, 2, step == 2);
+      for (int layer = 0; layer < shape.num_layers; ++layer) {
+        Qkv in = planted_qkv(shape, block, gen);
+        if (layer == 1 && block == 0) in.k[0][1][0][2] = 6.0;  // the sink block's marked key
+        if (layer == 1 && block == kClassifyBlock) in.q[0][1][0][2] = 40.0;  // one query reads it
+        policy->attend(layer, in.q, in.k, in.v, info);
+        if (info.clean_pass) policy->commit(layer, in.k, in.v, info);
+      }
+    }
+  }
+  ASSERT_TRUE(policy->stats().classified);
+  const HeadEvidence& marked = headcast.evidence(1, 1);
+  EXPECT_GT(marked.dummy, 0.95) << "one token of 144 barely moves the mean";
+  EXPECT_LT(marked.dummy_worst, 0.5) << "the token that reads the sink block";
+  EXPECT_LE(marked.dummy_worst, marked.dummy);
+  EXPECT_LE(marked.sink_worst, marked.sink);
+  EXPECT_LE(marked.spatial_worst, marked.spatial_p5);
+  EXPECT_EQ(headcast.cast(1)[1], HeadType::kDummy);
+  EXPECT_EQ(headcast.cast(0)[1], HeadType::kDummy);
+  policy->configure({{"worst_token", true}});
+  EXPECT_NE(headcast.cast(1)[1], HeadType::kDummy);
+  EXPECT_EQ(headcast.cast(0)[1], HeadType::kDummy) << "the unmarked layer keeps its Dummy head";
+  EXPECT_EQ(policy->stats().heads[1][1].scores.dummy, static_cast<float>(marked.dummy_worst));
+  EXPECT_EQ(policy->settings()["worst_token"], true);
+  policy->configure({{"worst_token", false}});
+  EXPECT_EQ(headcast.cast(1)[1], HeadType::kDummy);
+  EXPECT_THROW(policy->configure({{"worst_token", 1}}), Error);
 }
 
 int non_global_heads(const HeadCastPolicy& policy, int layers) {
