@@ -83,8 +83,9 @@ ModelSource make_model_source(const ModelSourceOptions& options) {
   if (options.choice_temperature != 0.0) {
     // A token model's draws are its tokens (Note [Masked sampling]).
     const std::string problem =
-        config.tokens.active() ? config.tokens.temperature_problem(options.choice_temperature)
-                               : config.prediction.choice_temperature_problem(options.choice_temperature);
+        config.tokens.active()
+            ? config.tokens.temperature_problem(options.choice_temperature)
+            : config.prediction.choice_temperature_problem(options.choice_temperature);
     if (!problem.empty()) throw Error("--choice-temperature", problem);
     if (config.tokens.active()) {
       config.tokens.temperature = options.choice_temperature;
@@ -116,13 +117,14 @@ ModelSource make_model_source(const ModelSourceOptions& options) {
   session_options.cuda_graphs = options.cuda_graphs;
   const nlohmann::json settings =
       options.policy_settings.is_null() ? nlohmann::json::object() : options.policy_settings;
-  source.session = rollout::Session::create(config, options.weights, options.policy, settings,
-                                            options.seed, device, session_options);
+  const std::string policy = options.policy.empty() ? config.default_policy : options.policy;
+  source.session = rollout::Session::create(config, options.weights, policy, settings, options.seed,
+                                            device, session_options);
   source.summary = "model " + config.name + " (" + source.config_file + "), " +
                    (options.weights.empty()
                         ? "random weights (seed " + std::to_string(options.weights_seed) + ")"
                         : "weights " + options.weights) +
-                   ", policy " + options.policy + ", " + source.device;
+                   ", policy " + policy + ", " + source.device;
   return source;
 }
 

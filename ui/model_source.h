@@ -24,7 +24,7 @@ struct ModelSourceOptions {
   // "" = WEIGHTS/config.json, else the config stored in the checkpoint's metadata, else (no
   // weights) kDefaultModelConfig.
   std::string config;
-  std::string policy = "dense";  // `worldcast play`'s default (see play.cpp)
+  std::string policy;  // empty: the model config's default_policy
   nlohmann::json policy_settings = nlohmann::json::object();
   std::string device = "auto";  // auto (CUDA when available), cpu, cuda, cuda:N
   uint64_t seed = 1;

@@ -1,6 +1,7 @@
 // Config loading: every field is read through one checked accessor so errors name file and field.
 #include "engine/model/model_config.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
@@ -98,8 +99,10 @@ std::string config_file_path(ObjectReader& reader, const std::string& field,
     return name;
   }
   const auto refuse = [&](const std::string& why) {
-    reader.fail(reader.field_path(field), "a checkpoint's config may name only files inside its "
-                                          "folder " + confined_to + ": '" + name + "' " + why);
+    reader.fail(reader.field_path(field),
+                "a checkpoint's config may name only files inside its "
+                "folder " +
+                    confined_to + ": '" + name + "' " + why);
   };
   if (name.empty() || path.is_absolute() || path.has_root_name()) refuse("is not a relative name");
   const fs::path normal = path.lexically_normal();
@@ -204,9 +207,9 @@ TokenConfig read_tokens(ObjectReader& parent, const ModelConfig& config,
                     "model's are " + std::to_string(config.patch_h));
   }
   if (book.size() != tokens.vocab) {
-    reader.fail(reader.field_path("vocab"),
-                std::to_string(tokens.vocab) + " differs from the " + std::to_string(book.size()) +
-                    " entries of " + path.string());
+    reader.fail(reader.field_path("vocab"), std::to_string(tokens.vocab) + " differs from the " +
+                                                std::to_string(book.size()) + " entries of " +
+                                                path.string());
   }
   tokens.codebook = std::make_shared<const Codebook>(std::move(book));
   return tokens;
@@ -513,15 +516,27 @@ ModelConfig parse_config(const nlohmann::json& json, const std::string& file,
   if (reader.has("tokens")) {
     for (const char* pixel_only : {"prediction", "palette", "patch_snap"}) {
       if (reader.has(pixel_only)) {
-        reader.fail(pixel_only, "does not apply to a token model (\"tokens\"): its frames are "
-                                "codebook patches");
+        reader.fail(pixel_only,
+                    "does not apply to a token model (\"tokens\"): its frames are "
+                    "codebook patches");
       }
     }
     config.tokens = read_tokens(reader, config, confined_to);
   } else if (!config.tile_quarters.empty()) {
-    reader.fail("tile_quarters", "is for a token model (\"tokens\"): a tile's quarters are its tokens");
+    reader.fail("tile_quarters",
+                "is for a token model (\"tokens\"): a tile's quarters are its tokens");
   }
   if (reader.has("policies")) config.policies = reader.get("policies");
+  if (reader.has("default_policy")) {
+    config.default_policy = reader.string("default_policy");
+    const std::vector<std::string> known = attention::policy_names();
+    if (std::find(known.begin(), known.end(), config.default_policy) == known.end()) {
+      std::string list;
+      for (const std::string& name : known) list += (list.empty() ? "" : ", ") + name;
+      reader.fail("default_policy",
+                  "unknown policy '" + config.default_policy + "' (known: " + list + ")");
+    }
+  }
   reader.reject_unknown();
 
   if (config.hidden != config.heads * config.head_dim) {
@@ -646,14 +661,12 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
                          {"snap", config.patch_snap.snap}};
   }
   if (config.tokens.active()) {
-    out["tokens"] = {{"codebook", config.tokens.file},
-                     {"vocab", config.tokens.vocab},
-                     {"passes", config.tokens.passes},
-                     {"temperature", config.tokens.temperature},
-                     {"top_p", config.tokens.top_p},
-                     {"sure", config.tokens.sure}};
+    out["tokens"] = {{"codebook", config.tokens.file}, {"vocab", config.tokens.vocab},
+                     {"passes", config.tokens.passes}, {"temperature", config.tokens.temperature},
+                     {"top_p", config.tokens.top_p},   {"sure", config.tokens.sure}};
   }
   if (!config.policies.empty()) out["policies"] = config.policies;
+  if (config.default_policy != "dense") out["default_policy"] = config.default_policy;
   return out;
 }
 

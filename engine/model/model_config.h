@@ -128,12 +128,12 @@ struct PatchSnapConfig {
 // "sure": 0.9};
 // the codebook is read when the config is (its file relative to the config's folder).
 struct TokenConfig {
-  std::string file;       // the codebook as the config names it
-  int vocab = 0;          // the codebook's entries; 0: a pixel model
-  int passes = 3;         // unmasking passes per frame
+  std::string file;  // the codebook as the config names it
+  int vocab = 0;     // the codebook's entries; 0: a pixel model
+  int passes = 3;    // unmasking passes per frame
   double temperature = 1.0;
-  double top_p = 1.0;     // 1: draw from the whole distribution
-  double sure = 1.0;      // places this sure are shown in any pass; 1: none (MaskGIT's)
+  double top_p = 1.0;  // 1: draw from the whole distribution
+  double sure = 1.0;   // places this sure are shown in any pass; 1: none (MaskGIT's)
   std::shared_ptr<const Codebook> codebook;
   bool active() const { return vocab > 0; }
   static constexpr int kMaxPasses = 16;
@@ -152,6 +152,8 @@ struct TokenConfig {
 // card. They sit under whatever the caller gives (the CLI's --policy-settings, eval's --settings,
 // the plugin's JSON, the panel), so a user can still set any key; absent keys fall back to the
 // policy's own defaults. Validated at load by building each policy for this model's shape.
+// "default_policy" names the policy `worldcast play` and `worldcast eval` run when none is asked
+// for (dense when absent): the one whose numbers the model card reports as the default.
 // A model config is a few KB; larger is not one (Note [Bounded reads]).
 inline constexpr int64_t kMaxModelConfigBytes = int64_t{4} << 20;
 
@@ -186,6 +188,7 @@ struct ModelConfig {
   PatchSnapConfig patch_snap;
   TokenConfig tokens;
   nlohmann::json policies = nlohmann::json::object();  // name -> settings object
+  std::string default_policy = "dense";                // Note [Model policy settings]
 
   // The settings of policy `name`: this model's settings for it with `given`'s keys over them.
   nlohmann::json policy_settings(const std::string& name, const nlohmann::json& given) const;

@@ -546,6 +546,24 @@ TEST(ModelConfig, PolicySettingsParseMergeAndNameBadEntries) {
               HasSubstr("cfg.json: field 'policies': expected an object"));
 }
 
+// Note [Model policy settings]: default_policy names the policy play and eval run unasked.
+TEST(ModelConfig, DefaultPolicyIsDenseUnlessNamedAndMustBeKnown) {
+  nlohmann::json json = game_small_json();
+  EXPECT_EQ(parse_model_config(json, "cfg.json").default_policy, "dense");
+  EXPECT_FALSE(
+      model_config_to_json(parse_model_config(json, "cfg.json")).contains("default_policy"));
+  json["default_policy"] = "headcast";
+  const ModelConfig named = parse_model_config(json, "cfg.json");
+  EXPECT_EQ(named.default_policy, "headcast");
+  EXPECT_EQ(parse_model_config(model_config_to_json(named), "again").default_policy, "headcast");
+  json["default_policy"] = "headcats";
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'default_policy': unknown policy 'headcats'"));
+  json["default_policy"] = 3;
+  EXPECT_THAT(testing::error_of([&] { parse_model_config(json, "cfg.json"); }),
+              HasSubstr("cfg.json: field 'default_policy'"));
+}
+
 TEST(ModelConfig, MissingFieldIsNamed) {
   nlohmann::json json = game_small_json();
   json.erase("layers");

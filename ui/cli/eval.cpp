@@ -33,6 +33,7 @@ namespace fs = std::filesystem;
 
 struct EvalCliOptions {
   std::string weights;
+  std::string policy;  // empty: the model config's default_policy
   bool random_weights = false;
   std::string source = "model";
   std::string config;
@@ -73,8 +74,7 @@ model::ModelConfig resolve_config(const EvalCliOptions& options, bool game) {
                 "--config FILE)");
   }
   const std::string where = checkpoint.path() + ": metadata 'config'";
-  return model::parse_checkpoint_config(parse_json(found->second, where), where,
-                                        options.weights);
+  return model::parse_checkpoint_config(parse_json(found->second, where), where, options.weights);
 }
 
 at::ScalarType parse_dtype(const std::string& name) {
@@ -104,6 +104,7 @@ void run_eval_command(EvalCliOptions& options) {
     throw Error(options.weights, "weights not found (expected a checkpoint folder or file)");
   }
   eval.config = resolve_config(options, game);
+  eval.policy = options.policy.empty() ? eval.config.default_policy : options.policy;
   if (!game) {
     model::apply_palette_snap(eval.config, options.palette_snap, "--palette-snap");
     model::apply_patch_snap(eval.config, options.patch_snap, "--patch-snap");
@@ -227,9 +228,9 @@ const bool kRegistered = register_command("eval", [](CLI::App& app) {
                   "all, or a comma list of responsiveness,idle,memory,stability,policies,speed,"
                   "world")
       ->capture_default_str();
-  cmd->add_option("--policy", e.policy,
-                  "Policy of the responsiveness, idle, memory and stability runs")
-      ->capture_default_str();
+  cmd->add_option("--policy", options->policy,
+                  "Policy of the responsiveness, idle, memory, stability and world runs (default: "
+                  "the model config's default_policy, else dense)");
   cmd->add_option("--policies", e.policies, "Policies compared with dense (comma-separated)")
       ->delimiter(',')
       ->capture_default_str();

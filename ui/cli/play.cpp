@@ -28,7 +28,7 @@ struct PlayOptions {
   std::string config;
   // Dense: the bundled model's world numbers are measured dense, and HeadCast's are not yet (its
   // model card); the panel switches to HeadCast live.
-  std::string policy = "dense";
+  std::string policy;  // empty: the model config's default_policy
   std::string policy_settings = "{}";
   std::string cuda_graphs = "on";
   std::string palette_snap = "config";
@@ -109,7 +109,8 @@ nlohmann::json parse_settings(const std::string& text) {
 
 int report_headless(const ui::HeadlessReport& r, const PlayOptions& o) {
   std::printf(
-      "wrote %d frames (%dx%d), frames.jsonl and run.json to %s on %s: render p50 %.3f ms, p99 %.3f ms; "
+      "wrote %d frames (%dx%d), frames.jsonl and run.json to %s on %s: render p50 %.3f ms, p99 "
+      "%.3f ms; "
       "per frame incl. PNG p50 %.3f ms\n",
       r.frames, r.target_width, r.target_height, o.out_dir.c_str(), r.device_name.c_str(),
       r.render_ms_p50, r.render_ms_p99, r.total_ms_p50);
@@ -292,9 +293,9 @@ const bool kRegistered = register_command("play", [](CLI::App& app) {
                   "Model config JSON (default: WEIGHTS/config.json, else "
                   "assets/configs/game-small.json)");
   cmd->add_option(
-         "--policy", o->policy,
-         "Attention policy: dense, headcast, dummy, tempcache, combined (the panel switches live)")
-      ->capture_default_str();
+      "--policy", o->policy,
+      "Attention policy: dense, headcast, dummy, tempcache, combined (the panel switches live; "
+      "default: the model config's default_policy, else dense)");
   cmd->add_option("--policy-settings", o->policy_settings, "The policy's settings as JSON")
       ->capture_default_str();
   cmd->add_option("--device", o->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
@@ -338,7 +339,9 @@ const bool kRegistered = register_command("play", [](CLI::App& app) {
                   "CUDA, falling back to cpu with the reason logged)");
   cmd->add_flag("--headless", o->headless, "Render offscreen to PNG files; no window or display");
   cmd->add_option("--frames", o->frames, "Headless: frames to render")->capture_default_str();
-  cmd->add_option("--out", o->out_dir, "Headless: output folder (new or without a run) for PNGs, frames.jsonl and run.json");
+  cmd->add_option(
+      "--out", o->out_dir,
+      "Headless: output folder (new or without a run) for PNGs, frames.jsonl and run.json");
   cmd->add_option("--png-every", o->png_every,
                   "Headless: write every N-th frame as PNG (frame 0 always; 0: none)")
       ->capture_default_str()
