@@ -52,17 +52,19 @@ struct CastSettings {
 // Note [Worst-token scores]
 // The paper scores a Sink or Dummy candidate by the mean cosine of its restricted output with the
 // full one over the block's tokens, and a Spatial candidate by the mean and the 5th percentile. A
-// mean over a frame cannot see a small object: the game's player sprite is 4 of a token frame's
-// 256 tokens and the HUD 6, so a head whose cheaper path is exact everywhere but there scores
-// above 0.99, and the 5th percentile leaves out the worst 12 tokens. A pixel model's error there
-// is a little blur; a token model draws a token from its distribution, so a wrong output at the
-// sprite is a wrong pose, and the frames after it copy the break. Measured on the bundled token
-// model (CPU, one walk of 200 frames, window 7): with the paper's scores the sprite was whole
-// in 17.5 % of frames; with every cheap head Global in 96.5 %; with Sink and Dummy scored by
-// their worst token and no Spatial head in 97 %. With `worst_token` each path's score is its
-// worst token's cosine (for Spatial in place of P5); the thresholds and gamma keep their meaning.
-// A model whose frames carry small objects that matter (a token model's sprite and HUD) turns it
-// on in its config; the default stays the paper's.
+// mean over a frame cannot see a small object: the game's player sprite covers 4 of a token
+// frame's 256 tokens and the HUD 10, so a head whose cheaper path is exact everywhere but there
+// scores above 0.99, and the 5th percentile leaves out the worst 12 tokens. A pixel model's error
+// there is a little blur; a token model draws a token from its distribution, so a wrong output at
+// the sprite is a wrong pose, and the frames after it copy the break. With `worst_token` each
+// path's score is its worst token's cosine (for Spatial in place of P5); the thresholds and gamma
+// keep their meaning. Measured on the token model's earlier weights (CPU, one walk of 200 frames,
+// window 7, sprite whole / HUD whole): the paper's scores 17.5 % / 13.5 %; every head Global
+// 96.5 % / 95 %; Sink and Dummy by their worst token with no Spatial head 97 % / 97.5 %; but with
+// Spatial heads, scored either way, 6.5 % / 96 %: a Spatial head sees only its own cell of each
+// frame, the sprite sits where four 8×8 cells meet, and the scroll carries every cell's edge from
+// its neighbour's. So the token model's config turns worst_token on and Spatial off (theta_spatial
+// above any cosine); the default stays the paper's.
 
 // The defaults for a model: window = 7 blocks (sink block + 6 rolling blocks).
 CastSettings default_cast_settings(const ModelShape& shape);
