@@ -184,6 +184,20 @@ void draw_stay_bias(const LiveStats& stats, PanelModel& model) {
   }
 }
 
+// Note [Worst-token scores]: for a policy that casts heads (its settings carry the key).
+void draw_worst_token(const LiveStats& stats, PanelModel& model) {
+  if (!stats.has_policy || !stats.settings.is_object()) return;
+  const auto it = stats.settings.find("worst_token");
+  if (it == stats.settings.end() || !it->is_boolean()) return;
+  bool on = it->get<bool>();
+  if (ImGui::Checkbox("worst-token scores", &on)) model.set_worst_token(on);
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip(
+        "Cast each head by its worst token's cosine instead of the mean (and P5): a cheap path "
+        "must be right at the sprite's few tokens too (Note [Worst-token scores]); re-casts live");
+  }
+}
+
 void draw_heads_and_cache(const LiveStats& stats, const PanelModel& model) {
   const attention::PolicyStats& policy = stats.run.policy;
   draw_head_map(stats);
@@ -307,6 +321,7 @@ PanelRequests draw_control_window(const PanelView& view, const LiveStats* stats,
     draw_choice_temperature(*stats, model);
     draw_stay_bias(*stats, model);
     draw_sliders(*stats, model);
+    draw_worst_token(*stats, model);
   }
   ImGui::PushTextWrapPos(0.0f);
   if (stats && !stats->error.empty()) {

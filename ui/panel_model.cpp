@@ -229,6 +229,9 @@ void PanelModel::set_palette_snap(bool on) {
 void PanelModel::set_patch_snap(bool on) {
   commands_.push_back(InferenceCommand::set_patch_snap(on));
 }
+void PanelModel::set_worst_token(bool on) {
+  configure({{"worst_token", on}});
+}
 void PanelModel::set_remember_ground(bool on) {
   commands_.push_back(InferenceCommand::set_remember_ground(on));
 }

@@ -71,6 +71,8 @@ class PanelModel {
   // Note [Patch snap]: snaps the model's patches to its patch book from the next block on, or not.
   void set_patch_snap(bool on);
   void set_remember_ground(bool on);
+  // Note [Worst-token scores]: the running cast's scoring, re-cast live from the stored scores.
+  void set_worst_token(bool on);
   // Note [Choice temperature]: the drawn choices' temperature from the next block on.
   void set_choice_temperature(double temperature);
   void set_stay_bias(double bias);

@@ -186,6 +186,18 @@ TEST(PanelModel, PaletteSnapBecomesACommand) {
   EXPECT_EQ(c[1].value, 1.0);
 }
 
+// Note [Worst-token scores]: the checkbox becomes a configure command of the cast's scoring.
+TEST(PanelModel, WorstTokenBecomesAConfigureCommand) {
+  PanelModel model(0, ".");
+  model.set_worst_token(true);
+  model.set_worst_token(false);
+  const auto c = model.take_commands();
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].kind, Kind::kConfigure);
+  EXPECT_EQ(c[0].settings, (nlohmann::json{{"worst_token", true}}));
+  EXPECT_EQ(c[1].settings, (nlohmann::json{{"worst_token", false}}));
+}
+
 TEST(PanelModel, RememberGroundBecomesACommand) {
   PanelModel model(0, ".");
   model.set_remember_ground(true);
@@ -327,6 +339,17 @@ TEST_F(PanelDraw, RememberGroundCheckboxOnlyForAModelThatCanRemember) {
   stats.run.remember_ground = true;
   stats.run.remembered_cells = 42;
   EXPECT_GT(draw(&stats, model), off);
+  EXPECT_TRUE(model.take_commands().empty());
+}
+
+// Note [Worst-token scores]: the checkbox is drawn for a policy whose settings carry the key.
+TEST_F(PanelDraw, WorstTokenCheckboxOnlyForACastingPolicy) {
+  PanelModel model(0, ".");
+  LiveStats stats = model_stats({{"theta_sink", 0.9}, {"window", 6}});
+  model.observe(stats);
+  const int without = draw(&stats, model);
+  stats.settings["worst_token"] = true;
+  EXPECT_GT(draw(&stats, model), without);
   EXPECT_TRUE(model.take_commands().empty());
 }
 
