@@ -14,6 +14,20 @@ namespace wc::train {
 // were.
 constexpr uint64_t kOverlayCorruptSeed = 0x6f7665726c6179ULL;
 
+namespace {
+
+// `context` ([B, F·n] tokens) with each place of `hit` ([B, F·n] bool, on the CPU) holding
+// instead a token drawn from `gen` among all of its clip's places.
+at::Tensor from_elsewhere_in_clip(const at::Tensor& context, const at::Tensor& hit,
+                                  at::Generator& gen) {
+  const at::Tensor source =
+      at::randint(0, context.size(1), context.sizes(), gen, at::TensorOptions().dtype(at::kLong));
+  const at::Device device = context.device();
+  return at::where(hit.to(device), context.gather(1, source.to(device)), context);
+}
+
+}  // namespace
+
 at::Tensor scrolled_in(const at::Tensor& tokens) {
   const at::NoGradGuard no_grad;
   const int64_t b = tokens.size(0), f = tokens.size(1), h = tokens.size(2), w = tokens.size(3);
@@ -71,9 +85,7 @@ TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
     const at::Tensor level = at::rand({b, 1}, gen, cpu_float) * spec.max_corrupt;
     at::Tensor hit = (at::rand({b, f * n}, gen, cpu_float) < level) & corrupt_clip;
     hit.slice(1, 0, n).fill_(false);
-    const at::Tensor source =
-        at::randint(0, f * n, {b, f * n}, gen, at::TensorOptions().dtype(at::kLong));
-    context = at::where(hit.to(device), context.gather(1, source.to(device)), context);
+    context = from_elsewhere_in_clip(context, hit, gen);
   }
   // Note [Overlay corruption]: from its own generator, so a spec without it draws as before.
   if (spec.overlay_corrupt_share > 0.0 && overlay_cells.defined()) {
@@ -85,9 +97,7 @@ TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
     const at::Tensor frames = at::arange(f, at::TensorOptions().dtype(at::kLong)).view({1, f, 1});
     const at::Tensor cells = overlay_cells.to(at::kCPU, at::kBool).reshape({1, 1, n});
     const at::Tensor hit = (chosen & (frames >= first) & cells).reshape({b, f * n});
-    const at::Tensor source =
-        at::randint(0, f * n, {b, f * n}, overlay_gen, at::TensorOptions().dtype(at::kLong));
-    context = at::where(hit.to(device), context.gather(1, source.to(device)), context);
+    context = from_elsewhere_in_clip(context, hit, overlay_gen);
   }
 
   // The masked copies: a share r = cos(π/2·u) of each frame's tokens, at least one.

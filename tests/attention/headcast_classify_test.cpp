@@ -5,6 +5,8 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "engine/attention/headcast_policy.h"
 #include "engine/attention/registry.h"
 #include "engine/core/error.h"
@@ -76,14 +78,19 @@ std::unique_ptr<AttentionPolicy> make_policy(const ModelShape& shape, nlohmann::
   return create_policy("headcast", shape, settings);
 }
 
+// Changes a block's planted inputs at one step of one layer before they are attended.
+using Tweak = std::function<void(Qkv& in, int64_t block, int step, int layer)>;
+
 // Drives blocks [first, last) with planted inputs: 2 denoising steps and the clean pass.
 void run_blocks(AttentionPolicy& policy, const ModelShape& shape, int64_t first, int64_t last,
-                at::Generator& gen, std::vector<std::vector<Qkv>>* history = nullptr) {
+                at::Generator& gen, std::vector<std::vector<Qkv>>* history = nullptr,
+                const Tweak& tweak = nullptr) {
   for (int64_t block = first; block < last; ++block) {
     for (int step = 0; step <= 2; ++step) {
       const StepInfo info = testing::step_info(shape, block, step, 2, step == 2);
       for (int layer = 0; layer < shape.num_layers; ++layer) {
-        const Qkv in = planted_qkv(shape, block, gen);
+        Qkv in = planted_qkv(shape, block, gen);
+        if (tweak) tweak(in, block, step, layer);
         policy.attend(layer, in.q, in.k, in.v, info);
         if (info.clean_pass) {
           policy.commit(layer, in.k, in.v, info);
@@ -132,17 +139,10 @@ TEST(HeadCastClassify, EveryStepEvidenceKeepsTheWorstStep) {
   const auto cast_of = [&](bool every_step) {
     auto policy = make_policy(shape, {{"seed", seed % 1000}, {"classify_every_step", every_step}});
     at::Generator gen = at::detail::createCPUGenerator(seed);
-    for (int64_t block = 0; block <= kClassifyBlock; ++block) {
-      for (int step = 0; step <= 2; ++step) {
-        const StepInfo info = testing::step_info(shape, block, step, 2, step == 2);
-        for (int layer = 0; layer < shape.num_layers; ++layer) {
-          Qkv in = planted_qkv(shape, block, gen);
-          if (step > 0) in.q.select(1, 0).select(2, 0).fill_(-8.0);  // away from the sink
-          policy->attend(layer, in.q, in.k, in.v, info);
-          if (info.clean_pass) policy->commit(layer, in.k, in.v, info);
-        }
-      }
-    }
+    run_blocks(*policy, shape, 0, kClassifyBlock + 1, gen, nullptr,
+               [](Qkv& in, int64_t, int step, int) {
+                 if (step > 0) in.q.select(1, 0).select(2, 0).fill_(-8.0);  // away from the sink
+               });
     EXPECT_TRUE(policy->stats().classified);
     return dynamic_cast<HeadCastPolicy&>(*policy).cast(1);
   };
@@ -188,18 +188,13 @@ TEST(HeadCastClassify, WorstTokenScoresSeeOneTokenTheMeanHides) {
   auto policy = make_policy(shape, {{"seed", seed % 1000}, {"query_sample", 0}});
   auto& headcast = dynamic_cast<HeadCastPolicy&>(*policy);
   at::Generator gen = at::detail::createCPUGenerator(seed);
-  for (int64_t block = 0; block <= kClassifyBlock; ++block) {
-    for (int step = 0; step <= 2; ++step) {
-      const StepInfo info = testing::step_info(shape, block, step, 2, step == 2);
-      for (int layer = 0; layer < shape.num_layers; ++layer) {
-        Qkv in = planted_qkv(shape, block, gen);
-        if (layer == 1 && block == 0) in.k[0][1][0][2] = 6.0;  // the sink block's marked key
-        if (layer == 1 && block == kClassifyBlock) in.q[0][1][0][2] = 40.0;  // one query reads it
-        policy->attend(layer, in.q, in.k, in.v, info);
-        if (info.clean_pass) policy->commit(layer, in.k, in.v, info);
-      }
-    }
-  }
+  run_blocks(*policy, shape, 0, kClassifyBlock + 1, gen, nullptr,
+             [](Qkv& in, int64_t block, int, int layer) {
+               if (layer == 1 && block == 0) in.k[0][1][0][2] = 6.0;  // the sink block's marked key
+               if (layer == 1 && block == kClassifyBlock) {
+                 in.q[0][1][0][2] = 40.0;  // one query reads it
+               }
+             });
   ASSERT_TRUE(policy->stats().classified);
   const HeadEvidence& marked = headcast.evidence(1, 1);
   EXPECT_GT(marked.dummy, 0.95) << "one token of 144 barely moves the mean";

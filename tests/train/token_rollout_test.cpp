@@ -44,6 +44,29 @@ model::ModelConfig token_config(int vocab) {
   return c;
 }
 
+// The reference for a cached forward: the masked training sequence's logits for `frame` ([B, 1,
+// h, w] at its masked share `t`, [B, 1]) after the clean frames 0..p−1 of `clip`, under the
+// clip's `actions` and `positions` ([B, F]); with `quarters` ([B, F]), the context frames carry
+// theirs and the frame none.
+at::Tensor masked_sequence_logits(model::CausalDiT& net, const at::Tensor& clip,
+                                  const at::Tensor& frame, const at::Tensor& t,
+                                  const at::Tensor& actions, const at::Tensor& positions, int64_t p,
+                                  const at::Tensor& quarters = at::Tensor()) {
+  const int64_t b = clip.size(0);
+  model::FrameBatch reference;
+  reference.frames = at::cat({clip.slice(1, 0, p), frame}, 1);
+  reference.t = at::cat({at::zeros({b, p}), t}, 1);
+  reference.actions = actions.slice(1, 0, p + 1);
+  reference.positions = positions.slice(1, 0, p + 1);
+  if (quarters.defined()) {
+    reference.quarters = at::cat({quarters.slice(1, 0, p), at::full({b, 1}, -1, at::kLong)}, 1);
+  }
+  reference.head_first_frame = static_cast<int>(p);
+  const at::Tensor mask =
+      model::MaskedStream{static_cast<int>(p), {static_cast<int>(p)}, 16}.mask(at::kCPU);
+  return net->forward_masked(reference, mask);
+}
+
 // Fast path against reference: a masked frame's logits through the cache of frames committed one
 // at a time equal the masked training sequence's, for a batch of clips.
 TEST(CachedTokenForward, EqualsTheMaskedSequence) {
@@ -66,15 +89,8 @@ TEST(CachedTokenForward, EqualsTheMaskedSequence) {
     const at::Tensor t = (shown == c.tokens.vocab).to(at::kFloat).mean({2, 3});
     const at::Tensor fast =
         cached.logits(shown, t, actions.slice(1, p, p + 1), positions.slice(1, p, p + 1));
-    model::FrameBatch reference;
-    reference.frames = at::cat({tokens.slice(1, 0, p), shown}, 1);
-    reference.t = at::cat({at::zeros({b, p}), t}, 1);
-    reference.actions = actions.slice(1, 0, p + 1);
-    reference.positions = positions.slice(1, 0, p + 1);
-    reference.head_first_frame = static_cast<int>(p);
-    const at::Tensor mask =
-        model::MaskedStream{static_cast<int>(p), {static_cast<int>(p)}, 16}.mask(at::kCPU);
-    const at::Tensor expected = net->forward_masked(reference, mask);
+    const at::Tensor expected =
+        masked_sequence_logits(net, tokens, shown, t, actions, positions, p);
     EXPECT_TRUE(at::allclose(fast, expected, 1e-4, 1e-4)) << "frame " << p;
     cached.commit(tokens.slice(1, p, p + 1), actions.slice(1, p, p + 1),
                   positions.slice(1, p, p + 1));
@@ -145,17 +161,9 @@ TEST(PlayTokenClips, CommitsTheQuartersItsOwnFramesFollow) {
     const at::Tensor t = at::ones({b, 1});
     const at::Tensor fast =
         cached.logits(masked, t, actions.slice(1, p, p + 1), positions.slice(1, p, p + 1));
-    model::FrameBatch reference;
-    reference.frames = at::cat({played.slice(1, 0, p), masked}, 1);
-    reference.t = at::cat({at::zeros({b, p}), t}, 1);
-    reference.actions = actions.slice(1, 0, p + 1);
-    reference.positions = positions.slice(1, 0, p + 1);
-    reference.quarters = at::cat({followed.slice(1, 0, p), at::full({b, 1}, -1, at::kLong)}, 1);
-    reference.head_first_frame = static_cast<int>(p);
-    const at::Tensor mask =
-        model::MaskedStream{static_cast<int>(p), {static_cast<int>(p)}, 16}.mask(at::kCPU);
-    EXPECT_TRUE(at::allclose(fast, net->forward_masked(reference, mask), 1e-4, 1e-4))
-        << "frame " << p;
+    const at::Tensor expected =
+        masked_sequence_logits(net, played, masked, t, actions, positions, p, followed);
+    EXPECT_TRUE(at::allclose(fast, expected, 1e-4, 1e-4)) << "frame " << p;
     cached.commit(played.slice(1, p, p + 1), actions.slice(1, p, p + 1),
                   positions.slice(1, p, p + 1), followed.slice(1, p, p + 1));
   }
