@@ -120,7 +120,7 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
   const int64_t target = options.max_steps > 0 ? options.max_steps : config.steps;
   ClipStream stream(config.clips, config.batch, config.seed, progress.step, config.data_workers);
   MixedPrecision precision(options.device);
-  std::ofstream log_file(out / "log.jsonl", std::ios::app);
+  std::ofstream log_file = open_training_log((out / "log.jsonl").string(), progress.step);
 
   Stopwatch call_time, since_checkpoint, window_time;
   const double seconds_before = progress.seconds;

@@ -4,6 +4,10 @@
 #include <ATen/core/grad_mode.h>
 #include <torch/nn/utils/clip_grad.h>
 
+#include <filesystem>
+#include <sstream>
+
+#include "engine/core/atomic_file.h"
 #include "engine/core/error.h"
 #include "engine/core/log.h"
 #include "engine/model/memory_budget.h"
@@ -15,7 +19,8 @@ namespace {
 model::CausalDiT training_model(const model::ModelConfig& model_config, const TrainConfig& config,
                                 const at::Device& device) {
   // Note [Memory budget]: a clip's frames are the floor of one step's sequence.
-  const int64_t tokens = int64_t{config.clips.frames} * (config.clips.height / model_config.patch_h) *
+  const int64_t tokens = int64_t{config.clips.frames} *
+                         (config.clips.height / model_config.patch_h) *
                          (config.clips.width / model_config.patch_w);
   model::require_memory(model_config.file.empty() ? model_config.name : model_config.file,
                         model::training_memory(model_config, device, config.batch, tokens), device);
@@ -82,14 +87,40 @@ void TrainedWeights::save(const std::string& state_dir, const std::string& model
 }
 
 void write_log_line(std::ostream& log, const StepReport& r, const nlohmann::json& extra) {
-  nlohmann::json line{{"step", r.step},
-                      {"loss", r.loss},
-                      {"lr", r.learning_rate},
-                      {"clips_per_second", r.clips_per_second},
-                      {"seconds", r.seconds},
-                      {"data_wait_share", r.data_wait_share}};
+  nlohmann::json line{{"step", r.step},        {"loss", r.loss},
+                      {"lr", r.learning_rate}, {"clips_per_second", r.clips_per_second},
+                      {"seconds", r.seconds},  {"data_wait_share", r.data_wait_share}};
   if (extra.is_object()) line.update(extra);
   log << line.dump() << "\n" << std::flush;
+}
+
+std::ofstream open_training_log(const std::string& path, int64_t resumed_step) {
+  namespace fs = std::filesystem;
+  if (fs::exists(path)) {
+    std::ifstream in(path);
+    if (!in) throw Error(path, "the training log cannot be read");
+    std::string line, kept;
+    int64_t dropped = 0;
+    while (std::getline(in, line)) {
+      // Steps are whole JSON objects with an integer "step"; anything else is a torn write.
+      const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+      const bool step_line = j.is_object() && j.contains("step") && j["step"].is_number_integer();
+      if (step_line && j["step"].get<int64_t>() <= resumed_step) {
+        kept += line + "\n";
+      } else {
+        ++dropped;
+      }
+    }
+    if (in.bad()) throw Error(path, "the training log cannot be read");
+    if (dropped > 0) {
+      write_file_atomically(path, kept);
+      log_info("train: dropped " + std::to_string(dropped) + " line(s) of " + path +
+               " past the resumed step " + std::to_string(resumed_step));
+    }
+  }
+  std::ofstream log(path, std::ios::app);
+  if (!log) throw Error(path, "the training log cannot be opened for writing");
+  return log;
 }
 
 }  // namespace wc::train

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -87,10 +88,17 @@ struct TrainedWeights {
 // One line of log.jsonl for a report, with `extra` fields.
 void write_log_line(std::ostream& log, const StepReport& r, const nlohmann::json& extra = {});
 
+// Note [Log after a resume]: a run that stops between checkpoints (killed, out of time, a crash)
+// has logged steps its state does not hold, and the run that resumes trains them again. So the
+// log is opened for appending only after its lines past `resumed_step` (and a torn last line,
+// or any line that is not a step's JSON object) are dropped, the file rewritten atomically:
+// every step appears once, as the weights that continue saw it. A missing log starts empty.
+// Throws wc::Error naming the file when it cannot be read, rewritten or opened.
+std::ofstream open_training_log(const std::string& path, int64_t resumed_step);
+
 inline uint64_t step_seed(uint64_t seed, int64_t step) {
   return seed * 0x100000001B3ull + static_cast<uint64_t>(step) * 0x9E3779B97F4A7C15ull + 17;
 }
-
 
 inline void print_bar(const StepReport& r, int64_t target_steps, double minutes_left) {
   char line[256];

@@ -382,7 +382,7 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
   }
   ClipStream stream(config.clips, config.batch, config.seed, progress.step, config.data_workers);
   MixedPrecision precision(options.device);
-  std::ofstream log_file(out / "log.jsonl", std::ios::app);
+  std::ofstream log_file = open_training_log((out / "log.jsonl").string(), progress.step);
 
   Stopwatch call_time;
   Stopwatch since_checkpoint;

@@ -1,16 +1,18 @@
 // Note [Interrupted replacement]: a folder replaced by replace_directory and stopped after each of
 // its steps, or in the middle of its write, is made whole again by recover_directory (and by
 // the next load or replacement), holding the old or the new contents and nothing beside it; a
-// training state stopped between its renames resumes at the newer step, not at step 0.
+// training state stopped between its renames resumes at the newer step, not at step 0. Note [Log
+// after a resume]: the log a resumed run appends to holds each step once.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <vector>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "engine/train/train_loop.h"
 #include "engine/train/train_state.h"
 #include "tests/model/model_test_util.h"
 
@@ -26,8 +28,7 @@ struct Stopped : std::runtime_error {
 class TrainStateTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("wc_train_state_" + std::to_string(std::random_device{}()));
+    dir_ = fs::temp_directory_path() / ("wc_train_state_" + std::to_string(std::random_device{}()));
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -119,6 +120,46 @@ TEST_F(TrainStateTest, AStateStoppedBetweenItsRenamesResumesAtTheNewerStep) {
   ASSERT_TRUE(load_train_state(d, *model, ema, optimizer, &loaded));
   EXPECT_EQ(loaded.step, 20);
   expect_nothing_beside(d);
+}
+
+// Note [Log after a resume]: lines past the resumed step, a torn last line and lines that are no
+// step are dropped; the rest stay in order and the next lines append after them.
+TEST_F(TrainStateTest, AResumedLogDropsTheStepsItsStateDoesNotHold) {
+  const std::string path = (dir_ / "log.jsonl").string();
+  {
+    std::ofstream log(path);
+    for (int step : {25, 50, 75, 100}) log << "{\"step\":" << step << ",\"loss\":1.5}\n";
+    log << "not json\n{\"loss\":2}\n{\"step\":\"60\"}\n{\"step\":125,\"lo";  // torn
+  }
+  {
+    std::ofstream log = open_training_log(path, 75);
+    log << "{\"step\":100,\"loss\":0.5}\n";
+  }
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0], "{\"step\":25,\"loss\":1.5}");
+  EXPECT_EQ(lines[2], "{\"step\":75,\"loss\":1.5}");
+  EXPECT_EQ(lines[3], "{\"step\":100,\"loss\":0.5}");
+  // A log that holds nothing past the step is left as it is; a missing one starts empty.
+  const auto before = fs::last_write_time(path);
+  open_training_log(path, 1000);
+  EXPECT_EQ(fs::last_write_time(path), before);
+  EXPECT_EQ(fs::file_size(path),
+            lines[0].size() + lines[1].size() + lines[2].size() + lines[3].size() + 4);
+  const std::string fresh = (dir_ / "fresh.jsonl").string();
+  open_training_log(fresh, 0);
+  EXPECT_TRUE(fs::exists(fresh));
+  EXPECT_EQ(fs::file_size(fresh), 0u);
+  // A log that is a folder is refused by name.
+  fs::create_directories(dir_ / "folder.jsonl");
+  try {
+    open_training_log((dir_ / "folder.jsonl").string(), 0);
+    ADD_FAILURE() << "a folder was opened as the log";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("folder.jsonl"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <new>
 #include <string>
 
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include "engine/core/error.h"
 #include "engine/core/log.h"
 #include "engine/core/printable.h"
+#include "engine/core/torch_error.h"
 #include "ui/cli/command.h"
 
 int main(int argc, char** argv) {
@@ -41,6 +43,13 @@ int main(int argc, char** argv) {
     const std::string shown = wc::printable_text(error.what());  // Note [Printable text]
     std::fprintf(stderr, "worldcast: %s\n", shown.c_str());
     return 1;
+  } catch (const c10::Error& error) {
+    // Note [LibTorch errors]: what failed, in one line, never LibTorch's backtrace.
+    std::fprintf(stderr, "worldcast: LibTorch: %s\n", wc::torch_error_line(error).c_str());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "worldcast: out of memory\n");
+    return 2;
   } catch (const std::exception& error) {
     const std::string shown = wc::printable_text(error.what());
     std::fprintf(stderr, "worldcast: internal error: %s\n", shown.c_str());
