@@ -14,11 +14,9 @@
 #include "engine/model/palette.h"
 
 namespace wc::ui {
-namespace {
-
 namespace fs = std::filesystem;
 
-model::ModelConfig resolve_config(const ModelSourceOptions& options, std::string* file) {
+model::ModelConfig model_config_for(const ModelSourceOptions& options, std::string* file) {
   if (!options.config.empty()) {
     *file = options.config;
     return model::load_model_config(options.config);
@@ -46,6 +44,8 @@ model::ModelConfig resolve_config(const ModelSourceOptions& options, std::string
   *file = options.weights + " (checkpoint metadata)";
   return model::parse_checkpoint_config(json, *file, options.weights);
 }
+
+namespace {
 
 at::Device resolve_device(const std::string& name) {
   if (name == "auto") return torch::cuda::is_available() ? at::Device(at::kCUDA) : at::kCPU;
@@ -77,7 +77,7 @@ std::string find_asset(const std::string& relative) {
 
 ModelSource make_model_source(const ModelSourceOptions& options) {
   ModelSource source;
-  model::ModelConfig config = resolve_config(options, &source.config_file);
+  model::ModelConfig config = model_config_for(options, &source.config_file);
   model::apply_palette_snap(config, options.palette_snap, "--palette-snap");
   model::apply_patch_snap(config, options.patch_snap, "--patch-snap");
   if (options.choice_temperature != 0.0) {

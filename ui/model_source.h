@@ -56,6 +56,11 @@ struct ModelSource {
 // unknown policy or bad settings.
 ModelSource make_model_source(const ModelSourceOptions& options);
 
+// The config make_model_source plays `options` with: --config when given, else the config.json
+// in a weights folder, else the checkpoint's metadata config, else the bundled default. `file`
+// names where it came from. Throws wc::Error naming the file and field.
+model::ModelConfig model_config_for(const ModelSourceOptions& options, std::string* file);
+
 // `relative` (e.g. "assets/models/game-small") under the working directory, else under the
 // folders above the running executable (a build tree inside the repository); "" if neither.
 std::string find_asset(const std::string& relative);

@@ -42,17 +42,21 @@ void init_random_weights(CausalDiT& model, uint64_t seed) {
   }
 }
 
-void load_weights(CausalDiT& model, const std::string& path) {
-  const Checkpoint checkpoint = Checkpoint::open(path);
+void check_weights(const Checkpoint& checkpoint, const ModelConfig& config) {
   // Every config has this tensor; its dtype is the checkpoint's.
   const TensorView* probe = checkpoint.find("time_embed.fc1.weight");
-  if (!probe) throw Error(path, "tensor 'time_embed.fc1.weight': missing");
+  if (!probe) throw Error(checkpoint.path(), "tensor 'time_embed.fc1.weight': missing");
   const Dtype dtype = probe->dtype;
   if (dtype != Dtype::kF32 && dtype != Dtype::kBF16 && dtype != Dtype::kF16) {
     throw Error(probe->file, "tensor 'time_embed.fc1.weight': dtype " +
                                  std::string(dtype_name(dtype)) + " (expected F32, BF16 or F16)");
   }
-  check_spec(checkpoint, model_tensor_specs(model->config(), dtype));
+  check_spec(checkpoint, model_tensor_specs(config, dtype));
+}
+
+void load_weights(CausalDiT& model, const std::string& path) {
+  const Checkpoint checkpoint = Checkpoint::open(path);
+  check_weights(checkpoint, model->config());
   check_finite(checkpoint);
 
   torch::NoGradGuard no_grad;

@@ -22,6 +22,11 @@ void init_random_weights(CausalDiT& model, uint64_t seed);
 // the model is untouched then.
 void load_weights(CausalDiT& model, const std::string& path);
 
+// The checks load_weights makes before it copies anything, for a model of `config`: one floating
+// dtype (F32, BF16 or F16) and the tensors of model_tensor_specs (not the values: check_finite).
+// Throws wc::Error naming the file and tensor.
+void check_weights(const Checkpoint& checkpoint, const ModelConfig& config);
+
 // Writes the model's parameters as a sharded checkpoint (≤ max_shard_bytes per file) in
 // `dtype` (F32 / BF16 / F16) into `directory`. The config travels in the metadata.
 void save_weights(const CausalDiT& model, const std::string& directory, Dtype dtype = Dtype::kF32,

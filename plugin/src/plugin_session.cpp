@@ -15,6 +15,7 @@
 
 #include "engine/attention/registry.h"
 #include "engine/core/error.h"
+#include "engine/core/json_text.h"
 #include "engine/core/timing.h"
 #include "engine/model/memory_budget.h"
 #include "engine/model/model_config.h"
@@ -108,8 +109,8 @@ PluginSession::PluginSession(std::shared_ptr<Runtime> runtime, const wc_session_
     check_settings(policy, settings);
     std::unique_ptr<rollout::Session> session;
     try {
-      session = rollout::Session::create(config, weights, policy, settings, desc.seed, device,
-                                         options);
+      session =
+          rollout::Session::create(config, weights, policy, settings, desc.seed, device, options);
     } catch (const model::OutOfMemory& error) {
       throw PluginError(WC_RESULT_ERROR_OUT_OF_MEMORY, error.what());
     } catch (const Error& error) {
@@ -124,9 +125,9 @@ PluginSession::PluginSession(std::shared_ptr<Runtime> runtime, const wc_session_
     model_ = session.get();
     frames_ = std::move(session);
   } else {
-    throw PluginError(WC_RESULT_ERROR_INVALID_ARGUMENT,
-                      "source must be WC_SOURCE_MODEL or WC_SOURCE_GAME, got " +
-                          std::to_string(desc.source));
+    throw PluginError(
+        WC_RESULT_ERROR_INVALID_ARGUMENT,
+        "source must be WC_SOURCE_MODEL or WC_SOURCE_GAME, got " + std::to_string(desc.source));
   }
   std::lock_guard<std::mutex> work(work_mutex_);
   publish(true, 0.0);
@@ -155,10 +156,10 @@ rollout::Session& PluginSession::model() const {
 nlohmann::json PluginSession::parse_settings(const std::string& json) const {
   nlohmann::json settings;
   try {
-    settings = nlohmann::json::parse(json);
-  } catch (const nlohmann::json::exception& error) {
-    throw PluginError(WC_RESULT_ERROR_INVALID_ARGUMENT,
-                      std::string("settings are not valid JSON: ") + error.what());
+    // Note [Checked JSON]: numbers out of range and keys given twice are refused by field.
+    settings = parse_json(json, "policy settings");
+  } catch (const Error& error) {
+    throw PluginError(WC_RESULT_ERROR_INVALID_ARGUMENT, error.what());
   }
   if (!settings.is_object()) {
     throw PluginError(WC_RESULT_ERROR_INVALID_ARGUMENT, "settings must be a JSON object");
@@ -264,9 +265,9 @@ wc_session_info PluginSession::info() const {
 
 void PluginSession::push_action(int32_t action) {
   if (action < 0 || action >= num_actions_) {
-    throw PluginError(WC_RESULT_ERROR_INVALID_ARGUMENT,
-                      "action " + std::to_string(action) + " is outside 0.." +
-                          std::to_string(num_actions_ - 1));
+    throw PluginError(
+        WC_RESULT_ERROR_INVALID_ARGUMENT,
+        "action " + std::to_string(action) + " is outside 0.." + std::to_string(num_actions_ - 1));
   }
   std::lock_guard<std::mutex> lock(state_mutex_);
   if (actions_.size() >= kMaxQueuedActions) actions_.pop_front();
@@ -320,8 +321,8 @@ wc_result PluginSession::get_frame(const wc_frame_request& request, wc_frame& fr
       const uint32_t pitch = request.cpu_row_pitch != 0 ? request.cpu_row_pitch : tight_pitch;
       if (pitch < tight_pitch) {
         throw PluginError(WC_RESULT_ERROR_INVALID_ARGUMENT,
-                          "cpu_row_pitch " + std::to_string(pitch) + " < width * 4 = " +
-                              std::to_string(tight_pitch));
+                          "cpu_row_pitch " + std::to_string(pitch) +
+                              " < width * 4 = " + std::to_string(tight_pitch));
       }
       if (!request.cpu_pixels) {
         throw PluginError(WC_RESULT_ERROR_INVALID_ARGUMENT, "cpu_pixels is NULL");
@@ -330,8 +331,8 @@ wc_result PluginSession::get_frame(const wc_frame_request& request, wc_frame& fr
           static_cast<uint64_t>(pitch) * static_cast<uint64_t>(height_ - 1) + tight_pitch;
       if (request.cpu_capacity < needed) {
         throw PluginError(WC_RESULT_ERROR_BUFFER_TOO_SMALL,
-                          "cpu_capacity " + std::to_string(request.cpu_capacity) +
-                              " bytes < the " + std::to_string(needed) + " the frame needs");
+                          "cpu_capacity " + std::to_string(request.cpu_capacity) + " bytes < the " +
+                              std::to_string(needed) + " the frame needs");
       }
       lock.lock();
       auto* out = static_cast<uint8_t*>(request.cpu_pixels);
@@ -369,9 +370,8 @@ wc_result PluginSession::get_frame(const wc_frame_request& request, wc_frame& fr
     case WC_FRAME_KIND_VULKAN: {
       lock.lock();
       if (!vulkan_ring_) {
-        vulkan_ring_ = std::make_unique<VulkanFrameRing>(runtime_->vulkan(), width_, height_,
-                                                         kRingSlots,
-                                                         runtime_->vulkan_device_local());
+        vulkan_ring_ = std::make_unique<VulkanFrameRing>(
+            runtime_->vulkan(), width_, height_, kRingSlots, runtime_->vulkan_device_local());
       }
       const int slot = vulkan_slots_.acquire();
       if (slot < 0) return WC_RESULT_NOT_READY;
@@ -389,8 +389,9 @@ wc_result PluginSession::get_frame(const wc_frame_request& request, wc_frame& fr
       break;
     }
     default:
-      throw PluginError(WC_RESULT_ERROR_INVALID_ARGUMENT,
-                        "kind must be a WC_FRAME_KIND_* value, got " + std::to_string(request.kind));
+      throw PluginError(
+          WC_RESULT_ERROR_INVALID_ARGUMENT,
+          "kind must be a WC_FRAME_KIND_* value, got " + std::to_string(request.kind));
   }
   frame.frame_index = latest_index_;
   const bool dropped = dropped_since_get_ > 0;

@@ -39,13 +39,20 @@ void write_file(const fs::path& path, const std::string& bytes) {
 TEST(PluginAbi, VersionAndResultStrings) {
   EXPECT_EQ(wc_abi_version(), WC_ABI_VERSION);
   EXPECT_EQ(WC_VERSION_MAJOR(WC_ABI_VERSION), 1u);
-  const std::vector<wc_result> codes = {
-      WC_RESULT_OK, WC_RESULT_NOT_READY, WC_RESULT_FRAME_DROPPED, WC_RESULT_INCOMPLETE,
-      WC_RESULT_ERROR_INVALID_ARGUMENT, WC_RESULT_ERROR_INVALID_HANDLE,
-      WC_RESULT_ERROR_OUT_OF_MEMORY, WC_RESULT_ERROR_UNSUPPORTED,
-      WC_RESULT_ERROR_VERSION_MISMATCH, WC_RESULT_ERROR_BAD_CHECKPOINT,
-      WC_RESULT_ERROR_DEVICE_LOST, WC_RESULT_ERROR_INTERNAL, WC_RESULT_ERROR_BUFFER_TOO_SMALL,
-      WC_RESULT_ERROR_IO};
+  const std::vector<wc_result> codes = {WC_RESULT_OK,
+                                        WC_RESULT_NOT_READY,
+                                        WC_RESULT_FRAME_DROPPED,
+                                        WC_RESULT_INCOMPLETE,
+                                        WC_RESULT_ERROR_INVALID_ARGUMENT,
+                                        WC_RESULT_ERROR_INVALID_HANDLE,
+                                        WC_RESULT_ERROR_OUT_OF_MEMORY,
+                                        WC_RESULT_ERROR_UNSUPPORTED,
+                                        WC_RESULT_ERROR_VERSION_MISMATCH,
+                                        WC_RESULT_ERROR_BAD_CHECKPOINT,
+                                        WC_RESULT_ERROR_DEVICE_LOST,
+                                        WC_RESULT_ERROR_INTERNAL,
+                                        WC_RESULT_ERROR_BUFFER_TOO_SMALL,
+                                        WC_RESULT_ERROR_IO};
   std::set<std::string> names;
   for (wc_result code : codes) {
     const std::string name = wc_result_string(code);
@@ -170,15 +177,15 @@ TEST(PluginHandles, NullStaleAndWrongTypeHandlesAreRejected) {
       {"save_state", [](wc_session s) { return wc_session_save_state(s, "/tmp/x.state"); }},
       {"load_state", [](wc_session s) { return wc_session_load_state(s, "/tmp/x.state"); }},
   };
-  const std::vector<std::pair<const char*, wc_session>> bad = {
-      {"null", WC_NULL_HANDLE},
-      {"destroyed", destroyed},
-      {"runtime handle", runtime.get()},
-      {"garbage", 0x530000010000ffffull},
-      {"all ones", ~0ull}};
+  const std::vector<std::pair<const char*, wc_session>> bad = {{"null", WC_NULL_HANDLE},
+                                                               {"destroyed", destroyed},
+                                                               {"runtime handle", runtime.get()},
+                                                               {"garbage", 0x530000010000ffffull},
+                                                               {"all ones", ~0ull}};
   for (const auto& [handle_name, handle] : bad) {
     for (const auto& [call_name, call] : calls) {
-      EXPECT_EQ(call(handle), WC_RESULT_ERROR_INVALID_HANDLE) << call_name << " with " << handle_name;
+      EXPECT_EQ(call(handle), WC_RESULT_ERROR_INVALID_HANDLE)
+          << call_name << " with " << handle_name;
     }
   }
   EXPECT_NE(last_error().find("session handle"), std::string::npos) << last_error();
@@ -264,7 +271,8 @@ TEST(PluginSessionCreate, RejectsBadDescriptorsAndFiles) {
   const fs::path weights = dir / "weights";
   fs::create_directories(weights);
   fs::copy_file(WC_TEST_GAME_SMALL_CONFIG, weights / "config.json");
-  write_file(weights / "model.safetensors", std::string("\x10\x00\x00\x00\x00\x00\x00\x00{not json}", 18));
+  write_file(weights / "model.safetensors",
+             std::string("\x10\x00\x00\x00\x00\x00\x00\x00{not json}", 18));
   desc = model_desc();
   desc.config = nullptr;
   const std::string weights_text = weights.string();
@@ -278,6 +286,12 @@ TEST(PluginSessionCreate, RejectsBadDescriptorsAndFiles) {
   EXPECT_EQ(create(model_desc("dense", "{\"window\": ")), WC_RESULT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(last_error().find("not valid JSON"), std::string::npos) << last_error();
   EXPECT_EQ(create(model_desc("dense", "[1, 2]")), WC_RESULT_ERROR_INVALID_ARGUMENT);
+  // Note [Checked JSON]: a key given twice and a number beyond double's range, by field.
+  EXPECT_EQ(create(model_desc("dense", "{\"window\": 2, \"window\": 3}")),
+            WC_RESULT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("field 'window': given twice"), std::string::npos) << last_error();
+  EXPECT_EQ(create(model_desc("dense", "{\"window\": 1e400}")), WC_RESULT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("field 'window'"), std::string::npos) << last_error();
   EXPECT_EQ(create(model_desc("dense", "{\"no_such_key\": 1}")), WC_RESULT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(last_error().find("no_such_key"), std::string::npos) << last_error();
   desc = model_desc();
@@ -319,26 +333,33 @@ TEST(PluginFrames, CpuCopiesAndTheirErrors) {
 
   std::vector<uint8_t> small(128 * 128 * 4 - 1);
   request = cpu_request(small);
-  EXPECT_EQ(wc_session_get_frame(session.get(), &request, &frame), WC_RESULT_ERROR_BUFFER_TOO_SMALL);
+  EXPECT_EQ(wc_session_get_frame(session.get(), &request, &frame),
+            WC_RESULT_ERROR_BUFFER_TOO_SMALL);
   EXPECT_NE(session_error(session.get()).find("cpu_capacity"), std::string::npos);
   request = cpu_request(padded);
   request.cpu_pixels = nullptr;
-  EXPECT_EQ(wc_session_get_frame(session.get(), &request, &frame), WC_RESULT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_session_get_frame(session.get(), &request, &frame),
+            WC_RESULT_ERROR_INVALID_ARGUMENT);
   request = cpu_request(padded);
   request.cpu_row_pitch = 100;
-  EXPECT_EQ(wc_session_get_frame(session.get(), &request, &frame), WC_RESULT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_session_get_frame(session.get(), &request, &frame),
+            WC_RESULT_ERROR_INVALID_ARGUMENT);
   request = cpu_request(padded);
   request.kind = 77;
-  EXPECT_EQ(wc_session_get_frame(session.get(), &request, &frame), WC_RESULT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_session_get_frame(session.get(), &request, &frame),
+            WC_RESULT_ERROR_INVALID_ARGUMENT);
   request = cpu_request(padded);
   request.struct_size = 8;
-  EXPECT_EQ(wc_session_get_frame(session.get(), &request, &frame), WC_RESULT_ERROR_VERSION_MISMATCH);
+  EXPECT_EQ(wc_session_get_frame(session.get(), &request, &frame),
+            WC_RESULT_ERROR_VERSION_MISMATCH);
   request = cpu_request(padded);
   frame.struct_size = 16;
-  EXPECT_EQ(wc_session_get_frame(session.get(), &request, &frame), WC_RESULT_ERROR_VERSION_MISMATCH);
+  EXPECT_EQ(wc_session_get_frame(session.get(), &request, &frame),
+            WC_RESULT_ERROR_VERSION_MISMATCH);
   frame = empty_frame();
   EXPECT_EQ(wc_session_get_frame(session.get(), nullptr, &frame), WC_RESULT_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(wc_session_get_frame(session.get(), &request, nullptr), WC_RESULT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_session_get_frame(session.get(), &request, nullptr),
+            WC_RESULT_ERROR_INVALID_ARGUMENT);
   request.kind = WC_FRAME_KIND_CUDA;
   const wc_result cuda = wc_session_get_frame(session.get(), &request, &frame);
   EXPECT_EQ(cuda, WC_RESULT_ERROR_UNSUPPORTED) << "the runtime is on the CPU";
@@ -410,8 +431,10 @@ TEST(PluginGameSource, ModelOnlyCallsAreUnsupported) {
   EXPECT_EQ(wc_session_set_settings(session.get(), "{}"), WC_RESULT_ERROR_UNSUPPORTED);
   EXPECT_EQ(wc_session_get_settings(session.get(), text, 32, &length), WC_RESULT_ERROR_UNSUPPORTED);
   EXPECT_EQ(wc_session_set_policy(session.get(), "dense", "{}"), WC_RESULT_ERROR_UNSUPPORTED);
-  EXPECT_EQ(wc_session_save_state(session.get(), "/tmp/wc_game.state"), WC_RESULT_ERROR_UNSUPPORTED);
-  EXPECT_EQ(wc_session_load_state(session.get(), "/tmp/wc_game.state"), WC_RESULT_ERROR_UNSUPPORTED);
+  EXPECT_EQ(wc_session_save_state(session.get(), "/tmp/wc_game.state"),
+            WC_RESULT_ERROR_UNSUPPORTED);
+  EXPECT_EQ(wc_session_load_state(session.get(), "/tmp/wc_game.state"),
+            WC_RESULT_ERROR_UNSUPPORTED);
   EXPECT_NE(session_error(session.get()).find("reference game"), std::string::npos);
 }
 
@@ -473,9 +496,9 @@ TEST(PluginActionScript, LoadsTheViewersFormat) {
   std::vector<int32_t> actions(count);
   ASSERT_EQ(wc_action_script_load(WC_TEST_DATA "/walk.actions", actions.data(), count, &count),
             WC_RESULT_OK);
-  EXPECT_EQ(actions, (std::vector<int32_t>{WC_ACTION_RIGHT, WC_ACTION_RIGHT, WC_ACTION_DOWN,
-                                           WC_ACTION_LEFT, WC_ACTION_LEFT, WC_ACTION_UP,
-                                           WC_ACTION_NONE}));
+  EXPECT_EQ(actions,
+            (std::vector<int32_t>{WC_ACTION_RIGHT, WC_ACTION_RIGHT, WC_ACTION_DOWN, WC_ACTION_LEFT,
+                                  WC_ACTION_LEFT, WC_ACTION_UP, WC_ACTION_NONE}));
   std::vector<int32_t> three(3);
   EXPECT_EQ(wc_action_script_load(WC_TEST_DATA "/walk.actions", three.data(), 3, &count),
             WC_RESULT_INCOMPLETE);

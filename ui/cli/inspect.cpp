@@ -1,17 +1,22 @@
 // `worldcast inspect PATH`: what a checkpoint holds (tensors, totals, metadata, config.json),
-// validated as it is read; a bad file exits non-zero with one line naming the file and tensor.
+// validated as it is read and against the config play would take (Note [Inspect checks what play
+// loads]); a bad file exits non-zero with one line naming the file and tensor.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "engine/core/bounded_read.h"
 #include "engine/core/error.h"
+#include "engine/core/json_text.h"
 #include "engine/core/safetensors.h"
+#include "engine/model/model_config.h"
+#include "engine/model/weights.h"
 #include "ui/cli/command.h"
+#include "ui/model_source.h"
 
 namespace wc::cli {
 namespace {
@@ -25,19 +30,33 @@ struct InspectOptions {
   bool json = false;
 };
 
-// The config.json that sits next to the weights (in the folder, or beside the file), parsed;
-// null when there is none.
+// The config.json that sits next to the weights (in the folder, or beside the file), parsed as
+// every config is (Note [Checked JSON], a bounded read); null when there is none.
 Json read_config(const std::string& weights_path) {
   const fs::path weights(weights_path);
   const fs::path config =
       (fs::is_directory(weights) ? weights : weights.parent_path()) / "config.json";
   if (!fs::exists(config)) return nullptr;
-  std::ifstream in(config);
-  if (!in) throw Error(config.string(), "cannot read");
+  const std::string file = config.string();
+  return parse_json(read_bounded_file(file, model::kMaxModelConfigBytes, "model config"), file);
+}
+
+// Note [Inspect checks what play loads]: a checkpoint that `worldcast play --weights` would
+// refuse (tensors, shapes or dtype its config does not describe, or a config that does not
+// parse) fails inspect too, with the same error. The config is the one play would take: the
+// config.json in a weights folder, else the checkpoint's metadata config; a checkpoint with
+// neither is only listed.
+void check_playable(const Checkpoint& checkpoint, const std::string& path) {
+  const bool beside = fs::is_directory(path) && fs::exists(fs::path(path) / "config.json");
+  if (!beside && checkpoint.metadata().count("config") == 0) return;
+  ui::ModelSourceOptions source;
+  source.weights = path;
+  std::string file;
+  const model::ModelConfig config = ui::model_config_for(source, &file);
   try {
-    return Json::parse(in);
-  } catch (const Json::exception& error) {
-    throw Error(config.string(), std::string("not valid JSON: ") + error.what());
+    model::check_weights(checkpoint, config);
+  } catch (const Error& error) {
+    throw Error(std::string(error.what()) + " (against the config in " + file + ")");
   }
 }
 
@@ -141,6 +160,7 @@ Json to_json(const Checkpoint& checkpoint, const Json& config, const InspectOpti
 void run_inspect(const InspectOptions& options) {
   const Checkpoint checkpoint = Checkpoint::open(options.path);
   const Json config = read_config(options.path);
+  check_playable(checkpoint, options.path);
   // A non-finite value fails the command (exit 1) before anything is printed.
   if (options.check_finite) check_finite(checkpoint);
   if (options.json) {

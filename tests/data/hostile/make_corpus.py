@@ -140,6 +140,17 @@ folder('index_shard_missing', {"metadata": {}, "weight_map": {"w": "model-00001-
 folder('index_not_json', index_raw=b'{"weight_map": ')
 folder('index_weight_map_a_list', {"metadata": {}, "weight_map": ["model-00001-of-00001.safetensors"]}, shards=['model-00001-of-00001.safetensors'])
 folder('index_names_a_tensor_its_shard_lacks', {"metadata": {}, "weight_map": {"w": "model-00001-of-00001.safetensors", "v": "model-00001-of-00001.safetensors"}}, shards=['model-00001-of-00001.safetensors'])
+# Note [Inspect checks what play loads]: well-formed files whose tensors the config beside them
+# (or in their metadata) does not describe.
+def model_file(path, header):
+    h = json.dumps(header).encode()
+    with open(path, 'wb') as f: f.write(struct.pack('<Q', len(h)) + h + b'\0' * (64 * 32 * 4))
+os.makedirs(os.path.join(K, 'config_beside_disagrees'))
+open(os.path.join(K, 'config_beside_disagrees', 'config.json'), 'w').write(dump(base))
+model_file(os.path.join(K, 'config_beside_disagrees', 'model.safetensors'),
+           {"time_embed.fc1.weight": w("F32", [64, 32], 0, 64 * 32 * 4)})
+model_file(os.path.join(K, 'metadata_config_disagrees.safetensors'),
+           {"__metadata__": {"config": json.dumps(base)}, "time_embed.fc1.weight": w("F32", [32, 64], 0, 64 * 32 * 4)})
 
 # saved states of a Session of tests/model/model_test_util.h's tiny config ("tiny", 16x16, one
 # seed frame, the test policy "test_full_history"): two blocks played, their hashes zero
