@@ -40,12 +40,11 @@ class ObjectReader {
   int integer(const std::string& key, int lo, int hi) {
     const nlohmann::json& value = get(key);
     if (!value.is_number_integer()) fail(field_path(key), "expected an integer");
-    const int64_t v = value.get<int64_t>();
-    if (v < lo || v > hi) {
+    if (!in_range(value, lo, hi)) {
       fail(field_path(key), "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                                "], got " + std::to_string(v));
+                                "], got " + value.dump());
     }
-    return static_cast<int>(v);
+    return static_cast<int>(value.get<int64_t>());
   }
   double number(const std::string& key, double lo, double hi) {
     const nlohmann::json& value = get(key);
@@ -78,11 +77,10 @@ class ObjectReader {
     for (size_t i = 0; i < count; ++i) {
       const std::string item = field_path(key) + "[" + std::to_string(i) + "]";
       if (!value[i].is_number_integer()) fail(item, "expected an integer");
-      const int64_t v = value[i].get<int64_t>();
-      if (v < lo || v > hi)
+      if (!in_range(value[i], lo, hi))
         fail(item, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
-                       std::to_string(v));
-      out.push_back(static_cast<int>(v));
+                       value[i].dump());
+      out.push_back(static_cast<int>(value[i].get<int64_t>()));
     }
     return out;
   }
@@ -97,6 +95,18 @@ class ObjectReader {
   const std::string& file() const { return file_; }
 
  private:
+  // Whether an integer `value` lies in [lo, hi]. JSON integers above 2^63 − 1 parse as unsigned,
+  // and read as int64 they would wrap to a negative number (shown, or even let through).
+  static bool in_range(const nlohmann::json& value, int lo, int hi) {
+    if (value.is_number_unsigned()) {  // every integer ≥ 0 parses as unsigned
+      const uint64_t v = value.get<uint64_t>();
+      return hi >= 0 && v <= static_cast<uint64_t>(hi) &&
+             (lo <= 0 || v >= static_cast<uint64_t>(lo));
+    }
+    const int64_t v = value.get<int64_t>();
+    return v >= lo && v <= hi;
+  }
+
   const nlohmann::json& json_;
   std::string file_;
   std::string path_;

@@ -15,6 +15,7 @@
 #include "engine/rollout/decode.h"
 #include "engine/rollout/kernel_trace.h"
 #include "engine/rollout/sampler.h"
+#include "engine/rollout/session.h"
 
 namespace wc::rollout {
 namespace {
@@ -30,6 +31,15 @@ std::vector<ModelBenchRow> run_model_bench(
   torch::NoGradGuard no_grad;
   if (options.device.is_cpu()) keep_cpu_tensor_memory();
   const model::ModelConfig& config = options.config;
+  // Note [Memory budget]: every resolution and policy the bench will run must fit, checked
+  // before the model is built.
+  for (const std::string& resolution : options.resolutions) {
+    const model::FrameSize size = config.resolve(resolution);
+    config.check_frame_size(size);
+    for (const ModelBenchPolicy& spec : options.policies) {
+      require_session_memory(config, size, spec.name, spec.settings, options.device, options.dtype);
+    }
+  }
   model::CausalDiT dit(config);
   model::init_random_weights(dit, options.seed);
   dit->to(options.device, options.dtype);

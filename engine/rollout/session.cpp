@@ -6,16 +6,19 @@
 #include <torch/autograd.h>
 #include <torch/cuda.h>
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
+#include <limits>
 
+#include "engine/attention/cast_settings.h"
 #include "engine/attention/registry.h"
 #include "engine/core/error.h"
 #include "engine/core/timing.h"
 #include "engine/game/game.h"
 #include "engine/model/dit.h"
-#include "engine/model/prediction.h"
 #include "engine/model/memory_budget.h"
+#include "engine/model/prediction.h"
 #include "engine/model/weights.h"
 #include "engine/rollout/cpu_allocator.h"
 #include "engine/rollout/decode.h"
@@ -321,17 +324,43 @@ struct Session::Impl {
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
+namespace {
+
+// Note [Memory budget]: the frames of cache a policy's resolved settings keep at
+// `tokens_per_frame` tokens a frame: the largest limit they name ("window", "budget_frames",
+// "budget" in entries per head, rounded up to frames), else `default_frames` (what every policy
+// keeps when none is named). An unbounded cache ("window": 0, "budget": 0) counts as the default
+// too: its growth is not known when the session starts.
+int64_t policy_cache_frames(const nlohmann::json& settings, int64_t tokens_per_frame,
+                            int64_t default_frames) {
+  if (!settings.is_object()) return default_frames;
+  const auto count = [&](const char* key) -> int64_t {
+    const auto it = settings.find(key);
+    if (it == settings.end() || !it->is_number_integer()) return 0;
+    if (it->is_number_unsigned()) {
+      return static_cast<int64_t>(
+          std::min<uint64_t>(it->get<uint64_t>(), std::numeric_limits<int64_t>::max()));
+    }
+    return std::max<int64_t>(0, it->get<int64_t>());
+  };
+  const int64_t budget = count("budget");
+  const int64_t budget_in_frames =
+      tokens_per_frame > 0 ? budget / tokens_per_frame + (budget % tokens_per_frame != 0) : 0;
+  const int64_t named = std::max({count("window"), count("budget_frames"), budget_in_frames});
+  return named > 0 ? named : default_frames;
+}
+
+}  // namespace
+
 void require_session_memory(const model::ModelConfig& config, const model::FrameSize& size,
                             const std::string& policy_name, const nlohmann::json& policy_settings,
                             at::Device device, at::ScalarType dtype) {
-  // The cache is counted at the window the policy keeps (a policy without one starts from a
-  // block).
   const nlohmann::json settings = config.policy_settings(
       policy_name, policy_settings.is_null() ? nlohmann::json::object() : policy_settings);
-  const nlohmann::json window =
-      settings.is_object() ? settings.value("window", nlohmann::json()) : nlohmann::json();
-  const int64_t frames =
-      window.is_number_integer() ? std::max<int64_t>(0, window.get<int64_t>()) : 0;
+  attention::ModelShape shape;
+  shape.geometry = {config.frames_per_block, config.grid_h(size), config.grid_w(size)};
+  const int64_t frames = policy_cache_frames(settings, shape.geometry.tokens_per_frame(),
+                                             attention::default_cast_settings(shape).window);
   model::require_memory(config.file.empty() ? config.name : config.file,
                         model::play_memory(config, size, dtype, device, frames), device);
 }

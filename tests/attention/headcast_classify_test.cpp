@@ -367,15 +367,27 @@ TEST(HeadCastLiveTuning, ResetAndReclassifyRestoreACleanState) {
   EXPECT_FALSE(stats.classified);
   EXPECT_EQ(headcast.cast(0), std::vector<HeadType>(4, HeadType::kDense));
   EXPECT_TRUE(std::isnan(stats.heads[0][0].scores.sink));
-  // History is kept: the old Dummy head holds one frame, the old Global head its window.
+  // History is kept: the old Dummy head holds one frame (none of block 0), the old Global head
+  // its window.
   EXPECT_EQ(headcast.held_frames(0, 1).size(), 1u);
   EXPECT_EQ(headcast.held_frames(0, 3).size(), static_cast<size_t>(kWindow));
   EXPECT_EQ(headcast.classification_block(), 2 * kClassifyBlock + 1);
-  run_blocks(*policy, shape, kClassifyBlock + 1, 2 * kClassifyBlock + 2, gen);
+  // Head 1 planted as a Dummy again, relative to the re-cast block: the latest completed
+  // block's keys the strongest, the re-cast block's own weak.
+  const int64_t recast = 2 * kClassifyBlock + 1;
+  const Tweak dummy_again = [&](Qkv& in, int64_t block, int, int) {
+    for (int64_t b = 0; b < shape.batch; ++b) {
+      in.k[b][1].select(1, 0).fill_(
+          block >= recast ? -4.0 : 3.0 * static_cast<double>(block - kClassifyBlock));
+    }
+  };
+  run_blocks(*policy, shape, kClassifyBlock + 1, recast + 1, gen, nullptr, dummy_again);
   EXPECT_TRUE(policy->stats().classified);
-  EXPECT_EQ(headcast.cast(1)[0], HeadType::kSink);
-  EXPECT_EQ(headcast.cast(1)[2], HeadType::kSpatial);
-  EXPECT_EQ(headcast.cast(1)[3], HeadType::kGlobal);
+  // Every head is cast again, the old Dummy head too, though it kept no frame of block 0: its
+  // sink path then holds the current block alone, and the latest block still carries it.
+  for (int layer = 0; layer < shape.num_layers; ++layer) {
+    EXPECT_EQ(headcast.cast(layer), kPlanted) << "layer " << layer;
+  }
 
   policy->reset();
   stats = policy->stats();

@@ -13,6 +13,7 @@
 #include "engine/core/safetensors.h"
 #include "engine/game/game.h"
 #include "engine/model/dit.h"
+#include "engine/model/memory_budget.h"
 #include "engine/model/weights.h"
 #include "engine/rollout/session.h"
 #include "engine/rollout/session_state.h"
@@ -62,6 +63,26 @@ class SessionTest : public ::testing::Test {
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
   fs::path dir_;
 };
+
+// Note [Memory budget]: a TempCache budget no machine holds, in frames or in entries per head, is
+// refused before anything is allocated, as a window is.
+TEST(SessionMemory, AHugeTempCacheBudgetIsRefusedAsAWindowIs) {
+  const model::ModelConfig config = testing::tiny_config();
+  EXPECT_NO_THROW(require_session_memory(config, config.frame, "tempcache", {{"budget_frames", 16}},
+                                         at::kCPU, at::kFloat));
+  EXPECT_THROW(require_session_memory(config, config.frame, "tempcache",
+                                      {{"budget_frames", int64_t{1} << 40}}, at::kCPU, at::kFloat),
+               model::OutOfMemory);
+  EXPECT_THROW(require_session_memory(config, config.frame, "tempcache",
+                                      {{"budget", int64_t{1} << 50}}, at::kCPU, at::kFloat),
+               model::OutOfMemory);
+  EXPECT_THROW(require_session_memory(config, config.frame, "dense", {{"window", int64_t{1} << 40}},
+                                      at::kCPU, at::kFloat),
+               model::OutOfMemory);
+  // Unbounded ("budget": 0) is counted at the default window: it starts small enough.
+  EXPECT_NO_THROW(require_session_memory(config, config.frame, "tempcache", {{"budget", 0}},
+                                         at::kCPU, at::kFloat));
+}
 
 TEST_F(SessionTest, SeedFrameIsTheReferenceGame) {
   auto s = make_session();
@@ -159,8 +180,8 @@ TEST_F(SessionTest, PreviousFrameSkipWithAZeroHeadHoldsTheSeedFrame) {
   model::save_weights(dit, path("zero-head"));
   SessionOptions options;
   options.seed_frames = 1;
-  auto s = Session::create(c, path("zero-head"), "test_full_history", nlohmann::json::object(),
-                           3, at::kCPU, options);
+  auto s = Session::create(c, path("zero-head"), "test_full_history", nlohmann::json::object(), 3,
+                           at::kCPU, options);
   const std::vector<uint8_t> seed = frame_of(*s);
   for (const auto& frame : play(*s, kScript)) EXPECT_EQ(frame, seed);
 }

@@ -5,13 +5,18 @@
 // after a resume]: the log a resumed run appends to holds each step once.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <stdexcept>
 #include <string>
+
+#include <sys/wait.h>
+#include <unistd.h>
 #include <vector>
 
+#include "engine/core/log.h"
 #include "engine/train/train_loop.h"
 #include "engine/train/train_state.h"
 #include "tests/model/model_test_util.h"
@@ -76,6 +81,44 @@ TEST_F(TrainStateTest, AReplacementStoppedAfterAnyStepRecoversWhole) {
     replace(d, 4);
     EXPECT_EQ(version(d), 4);
     expect_nothing_beside(d);
+  }
+}
+
+// The same stops as a kill makes them: a child process replacing the folder is killed
+// (SIGKILL: no unwinding, no destructors, files left as they lie) right after each step; the
+// parent recovers the folder, says so in the log, and the next replacement goes through.
+TEST_F(TrainStateTest, AReplacementKilledAfterAnyStepRecoversWhole) {
+  const int expected[5] = {0, 1, 2, 2, 2};
+  for (int kill_at = 1; kill_at <= 4; ++kill_at) {
+    const std::string d = (dir_ / ("killed" + std::to_string(kill_at))).string();
+    replace(d, 1);
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      replace_directory(
+          d,
+          [](const std::string& temporary) {
+            for (const char* name : {"a", "b"}) std::ofstream(fs::path(temporary) / name) << 2;
+          },
+          [&](int step) {
+            if (step == kill_at) raise(SIGKILL);
+          });
+      _exit(0);  // not reached: the swap has four steps
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "killed after " << kill_at;
+    std::vector<std::string> said;
+    set_log_sink([&](LogLevel, const std::string& message) { said.push_back(message); });
+    const bool recovered = recover_directory(d);
+    set_log_sink(nullptr);
+    EXPECT_EQ(recovered, kill_at != 4) << "killed after step " << kill_at;
+    EXPECT_EQ(said.empty(), !recovered) << "killed after step " << kill_at;
+    for (const std::string& line : said) EXPECT_NE(line.find(d), std::string::npos) << line;
+    EXPECT_EQ(version(d), expected[kill_at]) << "killed after step " << kill_at;
+    expect_nothing_beside(d);
+    replace(d, 3);
+    EXPECT_EQ(version(d), 3);
   }
 }
 

@@ -12,7 +12,9 @@
 
 #include "engine/attention/bench/attention_bench.h"
 #include "engine/core/atomic_file.h"
+#include "engine/core/bounded_read.h"
 #include "engine/core/error.h"
+#include "engine/core/json_text.h"
 #include "ui/cli/attention_bench_options.h"
 #include "ui/cli/bench.h"
 
@@ -38,15 +40,13 @@ struct BenchAttentionArgs {
 // cores; this grid keeps a CPU run to seconds while exercising every path.
 constexpr const char* kCpuDefaultResolution = "16x10";
 
+// A cast file is a few lines per layer; a megabyte is far beyond any model's.
+constexpr int64_t kMaxCastFileBytes = int64_t{1} << 20;
+
 nlohmann::json read_cast_file(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) throw Error(path, "cannot open the --cast file");
-  nlohmann::json cast;
-  try {
-    file >> cast;
-  } catch (const nlohmann::json::exception& error) {
-    throw Error(path, std::string("not valid JSON: ") + error.what());
-  }
+  // Note [Bounded reads], Note [Checked JSON].
+  const nlohmann::json cast =
+      parse_json(read_bounded_file(path, kMaxCastFileBytes, "cast file"), path);
   if (!cast.is_object() || cast.size() != 1 || !cast.contains("layers")) {
     throw Error(path,
                 "a cast file must be {\"layers\": [[\"sink\", \"dummy\", \"spatial\", "

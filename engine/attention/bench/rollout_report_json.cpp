@@ -6,8 +6,10 @@
 #include <sstream>
 
 #include "engine/attention/bench/rollout_bench.h"
+#include "engine/core/bounded_read.h"
 #include "engine/core/error.h"
 #include "engine/core/json_object_reader.h"
+#include "engine/core/json_text.h"
 #include "engine/core/timing.h"
 
 namespace wc::attention {
@@ -219,16 +221,10 @@ RolloutBenchReport RolloutBenchReport::from_json(const nlohmann::json& json,
 }
 
 RolloutBenchReport load_rollout_report(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "cannot open the rollout report");
-  std::ostringstream text;
-  text << in.rdbuf();
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::exception& error) {
-    throw Error(path, std::string("not valid JSON: ") + error.what());
-  }
+  // Note [Bounded reads], Note [Checked JSON]: a report of the longest rollout is a few MB.
+  constexpr int64_t kMaxRolloutReportBytes = int64_t{64} << 20;
+  const nlohmann::json json =
+      parse_json(read_bounded_file(path, kMaxRolloutReportBytes, "rollout report"), path);
   return RolloutBenchReport::from_json(json, path);
 }
 
