@@ -74,6 +74,11 @@ void draw_policy(const LiveStats& stats, PanelModel& model) {
   }
   ImGui::SameLine();
   if (ImGui::Button("Re-classify")) model.reclassify();
+  // Note [Re-cast agreement].
+  const double agreement = stats.run.policy.recast_agreement;
+  if (!std::isnan(agreement)) {
+    ImGui::TextDisabled("last re-cast kept %.0f%% of the heads' types", 100.0 * agreement);
+  }
   if (stats.run.switch_ms > 0.0) {
     ImGui::TextDisabled("last switch: context re-committed in %.0f ms", stats.run.switch_ms);
   }
@@ -243,7 +248,9 @@ void draw_sliders(const LiveStats& stats, PanelModel& model) {
     ImGui::PushID(slider.label.c_str());
     ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.65f);
     bool changed = false;
-    double value = slider.value;
+    // Note [Cast preview]: a cast threshold is held while dragged and sent when let go.
+    const bool previewed = PanelModel::cast_preview(stats, slider, slider.value).has_value();
+    double value = model.held_value(slider).value_or(slider.value);
     if (slider.integer) {
       int v = static_cast<int>(value);
       changed = ImGui::SliderInt(slider.label.c_str(), &v, static_cast<int>(slider.min),
@@ -256,7 +263,20 @@ void draw_sliders(const LiveStats& stats, PanelModel& model) {
       value = v;
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", slider.help.c_str());
-    if (changed) model.set_slider(slider, value);
+    if (!previewed) {
+      if (changed) model.set_slider(slider, value);
+    } else {
+      if (changed) model.hold_slider(slider, value);
+      if (ImGui::IsItemDeactivated()) model.release_slider(slider);
+      if (model.held_value(slider)) {
+        const auto counts = PanelModel::cast_preview(stats, slider, value);
+        ImGui::Text("  if let go: sink %d  dummy %d  spatial %d  global %d",
+                    (*counts)[static_cast<size_t>(attention::HeadType::kSink)],
+                    (*counts)[static_cast<size_t>(attention::HeadType::kDummy)],
+                    (*counts)[static_cast<size_t>(attention::HeadType::kSpatial)],
+                    (*counts)[static_cast<size_t>(attention::HeadType::kGlobal)]);
+      }
+    }
     ImGui::PopID();
   }
 }

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "engine/attention/head_type.h"
+
 namespace wc::ui {
 namespace {
 
@@ -206,6 +208,58 @@ void PanelModel::set_slider(const SliderSpec& slider, double value) {
     }
   }
   configure(std::move(settings));
+}
+
+std::optional<PanelModel::TypeCounts> PanelModel::cast_preview(const LiveStats& stats,
+                                                               const SliderSpec& slider,
+                                                               double value) {
+  if (slider.label != "theta" && slider.label != "theta_sc") return std::nullopt;
+  const attention::PolicyStats& policy = stats.run.policy;
+  if (!stats.has_policy || !policy.classified || policy.heads.empty()) return std::nullopt;
+  const nlohmann::json& s = stats.settings;
+  attention::CastThresholds t;  // a threshold the settings do not carry stays at its default
+  const auto read = [&](const char* key, double& value) {
+    if (has(s, key)) value = number(s, key);
+  };
+  read("theta_dummy", t.theta_dummy);
+  read("theta_sink", t.theta_sink);
+  read("theta_spatial", t.theta_spatial);
+  read("theta_spatial_score", t.theta_spatial_score);
+  const double setting = std::clamp(value, slider.min, slider.max) * slider.scale;
+  for (const std::string& key : slider.keys) {
+    if (key == "theta_dummy") t.theta_dummy = setting;
+    if (key == "theta_sink") t.theta_sink = setting;
+    if (key == "theta_spatial") t.theta_spatial = setting;
+    if (key == "theta_spatial_score") t.theta_spatial_score = setting;
+  }
+  TypeCounts counts{};
+  for (const auto& layer : policy.heads) {
+    for (const attention::HeadStats& head : layer) {
+      // A head without scores (cast before scoring, or forced) keeps its type.
+      const attention::HeadType type =
+          std::isnan(head.scores.sink) ? head.type : attention::cast_from_scores(head.scores, t);
+      ++counts[static_cast<size_t>(type)];
+    }
+  }
+  return counts;
+}
+
+void PanelModel::hold_slider(const SliderSpec& slider, double value) {
+  held_[slider.label] = std::clamp(value, slider.min, slider.max);
+}
+
+std::optional<double> PanelModel::held_value(const SliderSpec& slider) const {
+  const auto it = held_.find(slider.label);
+  if (it == held_.end()) return std::nullopt;
+  return it->second;
+}
+
+void PanelModel::release_slider(const SliderSpec& slider) {
+  const auto it = held_.find(slider.label);
+  if (it == held_.end()) return;
+  const double value = it->second;
+  held_.erase(it);
+  set_slider(slider, value);
 }
 
 void PanelModel::configure(nlohmann::json settings) {

@@ -3,9 +3,11 @@
 // inference commands. panel.cpp only draws it, so tests drive the very same paths headless.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,6 +57,22 @@ class PanelModel {
   // The sliders for the running policy (keys it does not have get none).
   static std::vector<SliderSpec> sliders(const LiveStats& stats);
 
+  // Note [Cast preview]
+  // A cast threshold (theta, theta_sc) re-casts every head from its stored scores, which moves
+  // heads between stores and refills them. So while one is dragged the panel shows what the cast
+  // would be, cast_preview counting the heads of each type from the scores the panel holds with
+  // the same rule the policy applies (attention::cast_from_scores), and sends the value only
+  // when the slider is let go: one re-cast per decision, the counts seen before it lands.
+  // nullopt for another slider, or before the policy has cast its heads.
+  using TypeCounts = std::array<int, attention::kHeadTypeCount>;
+  static std::optional<TypeCounts> cast_preview(const LiveStats& stats, const SliderSpec& slider,
+                                                double value);
+  // The value a threshold slider is held at while dragged (Note [Cast preview]).
+  void hold_slider(const SliderSpec& slider, double value);
+  std::optional<double> held_value(const SliderSpec& slider) const;
+  // Sends the held value (set_slider) and lets it go; nothing when none is held.
+  void release_slider(const SliderSpec& slider);
+
   // Intents: the panel's widgets, the keys and the tests all call these.
   void toggle_pause();
   void set_frame_rate(double frames_per_second);
@@ -99,6 +117,7 @@ class PanelModel {
   uint64_t last_produced_ = UINT64_MAX;
   std::string current_policy_;
   std::map<std::string, nlohmann::json> settings_by_policy_;
+  std::map<std::string, double> held_;  // slider label -> value while dragged
   std::vector<InferenceCommand> commands_;
 };
 

@@ -50,7 +50,15 @@ double read_number(const nlohmann::json& value, const char* where, const std::st
 }
 
 const char* cell_mode_name(CellMode mode) {
-  return mode == CellMode::kDivisor ? "divisor" : "ragged";
+  switch (mode) {
+    case CellMode::kDivisor:
+      return "divisor";
+    case CellMode::kRagged:
+      return "ragged";
+    case CellMode::kRounded:
+      return "rounded";
+  }
+  return "rounded";
 }
 
 const char* spatial_proxy_name(SpatialProxyKind kind) {
@@ -161,8 +169,10 @@ CastSettings apply_cast_settings(CastSettings base, const nlohmann::json& json,
         base.cell_mode = CellMode::kDivisor;
       } else if (value == "ragged") {
         base.cell_mode = CellMode::kRagged;
+      } else if (value == "rounded") {
+        base.cell_mode = CellMode::kRounded;
       } else {
-        fail(where, key, "expected \"divisor\" or \"ragged\", got " + value.dump());
+        fail(where, key, "expected \"rounded\", \"divisor\" or \"ragged\", got " + value.dump());
       }
     } else if (key == "classify_block") {
       const int64_t block = read_int(value, where, key, -1, int64_t{1} << 40);

@@ -13,28 +13,31 @@
 namespace wc::attention {
 
 // How the spatial path cuts a frame's [h, w] grid into cells. See Note [Spatial cells].
-enum class CellMode : uint8_t { kDivisor, kRagged };
+enum class CellMode : uint8_t { kDivisor, kRagged, kRounded };
 
 // What classification restricts a Spatial candidate to. See Note [Spatial proxy].
 enum class SpatialProxyKind : uint8_t { kNeighbourhood, kCells };
 
-struct CastThresholds {
-  double theta_dummy = 0.95;
-  double theta_sink = 0.95;
-  double theta_spatial = 0.95;
-  double theta_spatial_score = 0.755;
-  double gamma = 5.0;
-  // Note [Worst-token scores]: score each path by its worst token instead of the mean and P5.
-  bool worst_token = false;
-};
+// CastThresholds and the cast rule live in head_type.h (the panel reads them without LibTorch).
 
+// Note [Paper defaults]
+// Every setting HeadCast takes defaults to the paper's: θ_d = θ_s = θ_sp = 0.95, θ_sc = 0.755,
+// γ = 5, classification at maximum noise once the window (7 blocks: the sink and 6 rolling)
+// first fills, the (2r+1)² neighbourhood with r = 2 as the Spatial proxy, and 10x10 cells with
+// the remainder rounded into them ("rounded", Note [Spatial cells]). So a run that names nothing
+// is the method as published, and a table says which of these it changed. A model config carries
+// the settings measured better on that model ("policies", Note [Model policy settings]): the
+// bundled token model scores by the worst token with no Spatial head; the pixel models keep the
+// "cells" proxy (Note [Spatial proxy]) and "divisor" cells they were measured with.
 struct CastSettings {
   int64_t window = 0;  // frames, sink block included; 0 = unbounded
   CastThresholds thresholds;
-  SpatialProxyKind spatial_proxy = SpatialProxyKind::kCells;  // Note [Spatial proxy]
+  // The paper's defaults (Note [Paper defaults]): its neighbourhood proxy and 10x10 cells with
+  // the remainder rounded into them; a model config may name its own.
+  SpatialProxyKind spatial_proxy = SpatialProxyKind::kNeighbourhood;  // Note [Spatial proxy]
   int radius = 2;  // classification's spatial neighbourhood (tokens), for kNeighbourhood
   int cell = 10;   // deployed spatial cell edge (tokens)
-  CellMode cell_mode = CellMode::kDivisor;
+  CellMode cell_mode = CellMode::kRounded;
   int64_t classify_block = -1;  // -1: the first block whose history holds `window` frames
   int classify_step = 0;        // denoising step of that block (0 = max noise)
   // Note [Every-step evidence]: a head's evidence from one step stands for all of them when the

@@ -47,12 +47,7 @@ HeadEvidence worst_evidence(const HeadEvidence& a, const HeadEvidence& b) {
 
 HeadType cast_head(const HeadEvidence& evidence, const CastThresholds& t) {
   const Scores s = scores_of(evidence, t);
-  if (s.dummy >= t.theta_dummy) return HeadType::kDummy;
-  if (s.sink >= t.theta_sink) return HeadType::kSink;
-  if (s.spatial_mean >= t.theta_spatial && s.spatial_score >= t.theta_spatial_score) {
-    return HeadType::kSpatial;
-  }
-  return HeadType::kGlobal;
+  return cast_by_rule(s.sink, s.dummy, s.spatial_mean, s.spatial_score, t);
 }
 
 }  // namespace wc::attention

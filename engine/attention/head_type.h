@@ -32,4 +32,31 @@ struct HeadScores {
   float spatial_score = kUnset;  // S_sp: P5(cosine) - gamma * relative error
 };
 
+struct CastThresholds {
+  double theta_dummy = 0.95;
+  double theta_sink = 0.95;
+  double theta_spatial = 0.95;
+  double theta_spatial_score = 0.755;
+  double gamma = 5.0;
+  // Note [Worst-token scores]: score each path by its worst token instead of the mean and P5.
+  bool worst_token = false;
+};
+
+// HeadCast's rule on a head's scores: Dummy if S_dummy ≥ θ_d; else Sink if S_sink ≥ θ_s; else
+// Spatial if M_sp ≥ θ_sp and S_sp ≥ θ_sc; else Global. The scores already carry γ and the
+// worst-token choice; only the θs are read. The policy casts with it (cast_head) and the panel
+// previews a cast with it (Note [Cast preview] in ui/panel_model.h).
+inline HeadType cast_by_rule(double sink, double dummy, double spatial_mean, double spatial_score,
+                             const CastThresholds& t) {
+  if (dummy >= t.theta_dummy) return HeadType::kDummy;
+  if (sink >= t.theta_sink) return HeadType::kSink;
+  if (spatial_mean >= t.theta_spatial && spatial_score >= t.theta_spatial_score) {
+    return HeadType::kSpatial;
+  }
+  return HeadType::kGlobal;
+}
+inline HeadType cast_from_scores(const HeadScores& s, const CastThresholds& t) {
+  return cast_by_rule(s.sink, s.dummy, s.spatial_mean, s.spatial_score, t);
+}
+
 }  // namespace wc::attention

@@ -171,6 +171,9 @@ void HeadCastPolicy::reclassify() {
   warmup_start_ = blocks_committed_;
   const StoreLayout store_layout = layout();
   for (Layer& layer : layers_) {
+    // Note [Re-cast agreement]: a layer re-cast before its first cast was decided compares with
+    // the last cast it had, if any.
+    if (layer.classified) layer.previous_cast = layer.stores.types();
     layer.stores.recast(
         std::vector<HeadType>(static_cast<size_t>(shape_.num_heads), HeadType::kDense),
         store_layout, layer.blocks_committed * shape_.geometry.frames);
@@ -225,11 +228,23 @@ PolicyStats HeadCastPolicy::stats() const {
     stats.classified = stats.classified && layer.classified;
     std::vector<HeadStats> heads;
     for (size_t h = 0; h < layer.evidence.size(); ++h) {
-      heads.push_back(HeadStats{layer.stores.types()[h],
-                                head_scores(layer.evidence[h], settings_.thresholds)});
+      heads.push_back(
+          HeadStats{layer.stores.types()[h], head_scores(layer.evidence[h], settings_.thresholds)});
     }
     stats.heads.push_back(std::move(heads));
     layer.stores.add_type_stats(stats);
+  }
+  // Note [Re-cast agreement].
+  int64_t kept = 0, compared = 0;
+  for (const Layer& layer : layers_) {
+    if (!layer.classified || layer.previous_cast.size() != layer.stores.types().size()) continue;
+    for (size_t h = 0; h < layer.previous_cast.size(); ++h) {
+      kept += layer.previous_cast[h] == layer.stores.types()[h];
+      ++compared;
+    }
+  }
+  if (stats.classified && compared > 0) {
+    stats.recast_agreement = static_cast<double>(kept) / static_cast<double>(compared);
   }
   return stats;
 }

@@ -50,6 +50,8 @@ class HeadCastPolicy : public AttentionPolicy {
     bool evidence_pending = false;  // measured this block; the cast applies after its commit
     int64_t evidence_block = -1;    // the block measured (every step of it may add evidence)
     int64_t blocks_committed = 0;
+    // The cast a reclassify() replaced (empty before one): Note [Re-cast agreement].
+    std::vector<HeadType> previous_cast;
   };
 
   StoreLayout layout() const;

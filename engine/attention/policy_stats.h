@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,12 @@ struct PolicyStats {
   int64_t blocks_committed = 0;
   std::vector<std::vector<HeadStats>> heads;  // [layer][head]
   std::array<TypeStats, kHeadTypeCount> per_type{};
+  // Note [Re-cast agreement]
+  // The HeadCast paper reports how stable its one-shot cast is (casts measured at other steps,
+  // seeds or prompts agree on 80-90 % of heads). Live, Re-classify measures the same on the
+  // running world: once the new cast is decided, the share of heads cast as they were before it.
+  // NaN until a re-classification has been decided (and after a reset).
+  double recast_agreement = std::numeric_limits<double>::quiet_NaN();
 
   int64_t total_tokens() const {
     int64_t sum = 0;

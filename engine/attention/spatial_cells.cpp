@@ -2,6 +2,7 @@
 #include "engine/attention/spatial_cells.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 namespace wc::attention {
@@ -35,12 +36,20 @@ CellGrid CellGrid::make(const BlockGeometry& geometry, int cell, CellMode mode) 
     grid.groups_.push_back(CellGroup{0, geometry.grid_h / ch, ch, 0, geometry.grid_w / cw, cw});
     return grid;
   }
-  // Ragged: full cells first, then the remainder strip along each axis.
+  // Ragged: full cells first, then the remainder strip along each axis. Rounded: round(n / cell)
+  // cells along each axis, the remainder spread one token at a time over the first ones.
   struct Span {
     int start, count, edge;
   };
-  auto spans = [cell](int n) {
+  auto spans = [cell, mode](int n) {
     std::vector<Span> out;
+    if (mode == CellMode::kRounded) {
+      const int count = std::max(1, static_cast<int>(std::lround(static_cast<double>(n) / cell)));
+      const int edge = n / count, larger = n % count;
+      if (larger > 0) out.push_back(Span{0, larger, edge + 1});
+      out.push_back(Span{larger * (edge + 1), count - larger, edge});
+      return out;
+    }
     const int edge = std::min(cell, n);
     const int full = n / edge;
     out.push_back(Span{0, full, edge});

@@ -17,7 +17,11 @@ namespace wc::attention {
 // larger), so every cell has the same shape and all cells of all spatial heads go into one
 // attention call. In "ragged" mode cells are cell×cell with smaller cells along the bottom and
 // right edges; cells of one shape form a rectangular sub-grid (a CellGroup), and each group is one
-// call (at most 4: interior, right edge, bottom edge, corner). A whole-grid CellGrid (one cell per
+// call (at most 4: interior, right edge, bottom edge, corner). In "rounded" mode, the paper's
+// (HeadCast: "10x10 cells, the boundary remainder rounded"), each axis has round(n / cell) cells
+// (at least one) whose edges differ by at most a token, the longer ones first: 45x80 at cell 10
+// is 5x8 cells of 9x10, 68x120 is 7x12 cells of 10x10 and 9x10, 30x52 is 3x5 cells of 10x11 and
+// 10x10; again at most 4 groups. A whole-grid CellGrid (one cell per
 // frame) turns the same machinery into the plain sliding window used by Dense and Global heads.
 
 // A rectangular region of the grid tiled by equal cells.

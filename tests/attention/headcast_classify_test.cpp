@@ -362,9 +362,11 @@ TEST(HeadCastLiveTuning, ResetAndReclassifyRestoreACleanState) {
   run_blocks(*policy, shape, 0, kClassifyBlock + 1, gen);
   ASSERT_TRUE(policy->stats().classified);
 
+  EXPECT_TRUE(std::isnan(policy->stats().recast_agreement));  // never re-cast yet
   policy->reclassify();
   PolicyStats stats = policy->stats();
   EXPECT_FALSE(stats.classified);
+  EXPECT_TRUE(std::isnan(stats.recast_agreement));  // the new cast is not decided yet
   EXPECT_EQ(headcast.cast(0), std::vector<HeadType>(4, HeadType::kDense));
   EXPECT_TRUE(std::isnan(stats.heads[0][0].scores.sink));
   // History is kept: the old Dummy head holds one frame (none of block 0), the old Global head
@@ -388,10 +390,13 @@ TEST(HeadCastLiveTuning, ResetAndReclassifyRestoreACleanState) {
   for (int layer = 0; layer < shape.num_layers; ++layer) {
     EXPECT_EQ(headcast.cast(layer), kPlanted) << "layer " << layer;
   }
+  // Note [Re-cast agreement]: every head cast as before the re-classification.
+  EXPECT_EQ(policy->stats().recast_agreement, 1.0);
 
   policy->reset();
   stats = policy->stats();
   EXPECT_FALSE(stats.classified);
+  EXPECT_TRUE(std::isnan(stats.recast_agreement));
   EXPECT_EQ(stats.blocks_committed, 0);
   EXPECT_EQ(stats.total_tokens(), 0);
   EXPECT_EQ(headcast.classification_block(), kClassifyBlock);
@@ -495,8 +500,18 @@ TEST(HeadCastSettings, BadSettingsNameTheKey) {
   const nlohmann::json before = policy->settings();
   EXPECT_THROW(policy->configure({{"theta_sink", 0.5}, {"gamma", "x"}}), Error);
   EXPECT_EQ(policy->settings(), before);
+  // Note [Paper defaults].
   EXPECT_EQ(before["window"], 7);
-  EXPECT_EQ(before["cell_mode"], "divisor");
+  EXPECT_EQ(before["cell"], 10);
+  EXPECT_EQ(before["cell_mode"], "rounded");
+  EXPECT_EQ(before["spatial_proxy"], "neighbourhood");
+  EXPECT_EQ(before["radius"], 2);
+  EXPECT_EQ(before["theta_sink"], 0.95);
+  EXPECT_EQ(before["theta_dummy"], 0.95);
+  EXPECT_EQ(before["theta_spatial"], 0.95);
+  EXPECT_EQ(before["theta_spatial_score"], 0.755);
+  EXPECT_EQ(before["gamma"], 5.0);
+  EXPECT_EQ(before["classify_step"], 0);
 }
 
 }  // namespace

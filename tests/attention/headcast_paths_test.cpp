@@ -168,6 +168,16 @@ TEST(HeadCastPaths, SeededMixMatchesItsMask) {
   expect_paths_match({{"mix", {2, 2, 2, 2}}}, kRagged, seed);
 }
 
+// Rounded cell 4 on 6x10: 2 rows of 3 (6 / 4 rounds to 2), 3 columns of 4, 3 and 3.
+const CellCase kRounded{"rounded", 4,
+                        [](int y, int x) { return x < 4 ? y / 3 : 2 + (y / 3) * 2 + (x - 4) / 3; }};
+
+TEST(HeadCastPaths, EachTypeMatchesItsMaskRoundedCells) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(testing::seed_trace(seed));
+  expect_paths_match(kInterleaved, kRounded, seed);
+}
+
 // Ragged cell 3 on 6x10: rows 3 + 3, columns 3 + 3 + 3 + 1.
 const CellCase kRaggedThree{"ragged", 3, [](int y, int x) { return (y / 3) * 4 + x / 3; }};
 
@@ -238,6 +248,46 @@ TEST(SpatialCells, CellShapesAtBenchmarkResolutions) {
   EXPECT_EQ(ragged720.groups()[0].cells() + ragged720.groups()[1].cells(), 40);
   EXPECT_EQ(ragged720.groups()[1].cell_h, 5);
   EXPECT_EQ(ragged720.cell_of(44, 79), 39);
+  // Rounded (the paper's, Note [Paper defaults]): round(n / 10) cells an axis, the remainder
+  // spread one token at a time over the first cells. 720P: 5 x 8 cells of 9 x 10.
+  const CellGrid rounded720 = CellGrid::make(p720, 10, CellMode::kRounded);
+  ASSERT_EQ(rounded720.groups().size(), 1u);
+  EXPECT_EQ(rounded720.groups()[0].cell_h, 9);
+  EXPECT_EQ(rounded720.groups()[0].cells(), 40);
+  // 1080P 68x120: 7 rows of cells (5 of 10, 2 of 9) by 12 of 10, no cell of 4.
+  const CellGrid rounded1080 = CellGrid::make(BlockGeometry{3, 68, 120}, 10, CellMode::kRounded);
+  ASSERT_EQ(rounded1080.groups().size(), 2u);
+  EXPECT_EQ(rounded1080.groups()[0].cell_rows, 5);
+  EXPECT_EQ(rounded1080.groups()[0].cell_h, 10);
+  EXPECT_EQ(rounded1080.groups()[1].row0, 50);
+  EXPECT_EQ(rounded1080.groups()[1].cell_rows, 2);
+  EXPECT_EQ(rounded1080.groups()[1].cell_h, 9);
+  EXPECT_EQ(rounded1080.groups()[1].cell_w, 10);
+  EXPECT_EQ(rounded1080.groups()[0].cells() + rounded1080.groups()[1].cells(), 84);
+  // 480P 30x52: 3 x 5 cells, two columns of 11 then three of 10.
+  const CellGrid rounded480 = CellGrid::make(BlockGeometry{3, 30, 52}, 10, CellMode::kRounded);
+  ASSERT_EQ(rounded480.groups().size(), 2u);
+  EXPECT_EQ(rounded480.groups()[0].cell_w, 11);
+  EXPECT_EQ(rounded480.groups()[0].cell_cols, 2);
+  EXPECT_EQ(rounded480.groups()[1].cell_w, 10);
+  EXPECT_EQ(rounded480.groups()[1].cell_cols, 3);
+  // Every token in exactly one cell, cells numbered densely: each of the grids above.
+  for (const CellGrid* grid : {&rounded720, &rounded1080, &rounded480}) {
+    int cells = 0;
+    for (const CellGroup& g : grid->groups()) cells += g.cells();
+    std::vector<int> count(static_cast<size_t>(cells), 0);
+    for (int y = 0; y < grid->grid_h(); ++y) {
+      for (int x = 0; x < grid->grid_w(); ++x) {
+        const int c = grid->cell_of(y, x);
+        ASSERT_GE(c, 0);
+        ASSERT_LT(c, cells);
+        ++count[static_cast<size_t>(c)];
+      }
+    }
+    for (int n : count) EXPECT_GE(n, 81);  // no cell under 9 x 9
+  }
+  // A grid smaller than half a cell is one cell.
+  EXPECT_EQ(CellGrid::make(BlockGeometry{1, 4, 4}, 10, CellMode::kRounded).groups()[0].cells(), 1);
 }
 
 TEST(CastFlops, MatchTheClosedForms) {

@@ -186,6 +186,97 @@ TEST(PanelModel, PaletteSnapBecomesACommand) {
   EXPECT_EQ(c[1].value, 1.0);
 }
 
+// Note [Cast preview]: the heads each threshold would cast, counted from the stored scores by
+// the rule written out here per head; nothing for other sliders or before the cast.
+TEST(PanelModel, CastPreviewCountsTheHeadsAThresholdWouldCast) {
+  LiveStats stats = model_stats({{"theta_dummy", 0.95},
+                                 {"theta_sink", 0.95},
+                                 {"theta_spatial", 0.95},
+                                 {"theta_spatial_score", 0.755},
+                                 {"gamma", 5.0}});
+  // Per layer: a Dummy (S_dummy 0.99), a Sink (S_sink 0.97), a Spatial (M_sp 0.96, S_sp 0.8),
+  // a Global (all low) and a head never scored, cast Global.
+  using attention::HeadScores;
+  const std::vector<std::pair<HeadScores, HeadType>> heads = {
+      {HeadScores{0.5f, 0.99f, 0.5f, 0.5f}, HeadType::kDummy},
+      {HeadScores{0.97f, 0.5f, 0.5f, 0.5f}, HeadType::kSink},
+      {HeadScores{0.3f, 0.3f, 0.96f, 0.8f}, HeadType::kSpatial},
+      {HeadScores{0.1f, 0.1f, 0.1f, 0.1f}, HeadType::kGlobal},
+      {HeadScores{}, HeadType::kGlobal}};
+  for (auto& layer : stats.run.policy.heads) {
+    layer.clear();
+    for (const auto& [scores, type] : heads) layer.push_back({type, scores});
+  }
+  const auto sliders = PanelModel::sliders(stats);
+  const auto find = [&](const std::string& label) {
+    for (const SliderSpec& s : sliders) {
+      if (s.label == label) return s;
+    }
+    ADD_FAILURE() << "no slider " << label;
+    return SliderSpec{};
+  };
+  const SliderSpec theta = find("theta"), theta_sc = find("theta_sc"), gamma = find("gamma");
+  stats.run.policy.classified = false;
+  EXPECT_FALSE(PanelModel::cast_preview(stats, theta, 0.95)) << "not cast yet";
+  stats.run.policy.classified = true;
+  const auto counts = [&](const SliderSpec& slider, double value) {
+    const auto c = PanelModel::cast_preview(stats, slider, value);
+    EXPECT_TRUE(c.has_value());
+    return c.value_or(PanelModel::TypeCounts{});
+  };
+  const auto n = [](const PanelModel::TypeCounts& c, HeadType t) {
+    return c[static_cast<size_t>(t)];
+  };
+  PanelModel::TypeCounts c = counts(theta, 0.95);  // the cast as it stands, 3 layers
+  EXPECT_EQ(n(c, HeadType::kDummy), 3);
+  EXPECT_EQ(n(c, HeadType::kSink), 3);
+  EXPECT_EQ(n(c, HeadType::kSpatial), 3);
+  EXPECT_EQ(n(c, HeadType::kGlobal), 6);
+  c = counts(theta, 0.965);  // the Spatial head falls to Global
+  EXPECT_EQ(n(c, HeadType::kSink), 3);
+  EXPECT_EQ(n(c, HeadType::kSpatial), 0);
+  EXPECT_EQ(n(c, HeadType::kGlobal), 9);
+  c = counts(theta, 0.98);  // and the Sink head
+  EXPECT_EQ(n(c, HeadType::kDummy), 3);
+  EXPECT_EQ(n(c, HeadType::kSink), 0);
+  EXPECT_EQ(n(c, HeadType::kGlobal), 12);
+  c = counts(theta, 0.4);  // Dummy is asked first: the Sink head's S_dummy 0.5 reaches it
+  EXPECT_EQ(n(c, HeadType::kDummy), 6);
+  EXPECT_EQ(n(c, HeadType::kSink), 0);
+  EXPECT_EQ(n(c, HeadType::kSpatial), 3);
+  EXPECT_EQ(n(c, HeadType::kGlobal), 6);
+  c = counts(theta_sc, 0.85);  // S_sp 0.8 no longer enough
+  EXPECT_EQ(n(c, HeadType::kSpatial), 0);
+  EXPECT_EQ(n(c, HeadType::kSink), 3);
+  EXPECT_FALSE(PanelModel::cast_preview(stats, gamma, 1.0)) << "gamma needs the evidence";
+}
+
+// Note [Cast preview]: a held threshold sends nothing until let go, then one configure command
+// with the held value; letting go again sends nothing.
+TEST(PanelModel, AHeldThresholdIsSentOnceWhenLetGo) {
+  const LiveStats stats =
+      model_stats({{"theta_dummy", 0.95}, {"theta_sink", 0.95}, {"theta_spatial", 0.95}});
+  const SliderSpec theta = PanelModel::sliders(stats).front();
+  ASSERT_EQ(theta.label, "theta");
+  PanelModel model(0, ".");
+  EXPECT_FALSE(model.held_value(theta));
+  model.hold_slider(theta, 0.9);
+  model.hold_slider(theta, 0.8);
+  model.hold_slider(theta, 7.0);  // clamped to the slider's range
+  EXPECT_EQ(model.held_value(theta), 1.0);
+  model.hold_slider(theta, 0.85);
+  EXPECT_TRUE(model.take_commands().empty());
+  model.release_slider(theta);
+  const auto c = model.take_commands();
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].kind, Kind::kConfigure);
+  EXPECT_EQ(c[0].settings,
+            (nlohmann::json{{"theta_dummy", 0.85}, {"theta_sink", 0.85}, {"theta_spatial", 0.85}}));
+  EXPECT_FALSE(model.held_value(theta));
+  model.release_slider(theta);
+  EXPECT_TRUE(model.take_commands().empty());
+}
+
 // Note [Worst-token scores]: the checkbox becomes a configure command of the cast's scoring.
 TEST(PanelModel, WorstTokenBecomesAConfigureCommand) {
   PanelModel model(0, ".");
@@ -349,6 +440,17 @@ TEST_F(PanelDraw, WorstTokenCheckboxOnlyForACastingPolicy) {
   model.observe(stats);
   const int without = draw(&stats, model);
   stats.settings["worst_token"] = true;
+  EXPECT_GT(draw(&stats, model), without);
+  EXPECT_TRUE(model.take_commands().empty());
+}
+
+// Note [Re-cast agreement]: shown beside Re-classify once a re-cast has been decided.
+TEST_F(PanelDraw, RecastAgreementIsShownOnceDecided) {
+  PanelModel model(0, ".");
+  LiveStats stats = model_stats({{"theta_sink", 0.9}, {"window", 6}});
+  model.observe(stats);
+  const int without = draw(&stats, model);
+  stats.run.policy.recast_agreement = 0.75;
   EXPECT_GT(draw(&stats, model), without);
   EXPECT_TRUE(model.take_commands().empty());
 }

@@ -33,6 +33,7 @@ struct BenchAttentionArgs {
   int heads = 12;
   int head_dim = 128;
   uint64_t seed = 0;
+  std::string cell_mode = "rounded";
   std::string json_path;
 };
 
@@ -75,6 +76,7 @@ attention::AttentionBenchOptions to_options(const BenchAttentionArgs& args) {
   options.num_heads = args.heads;
   options.head_dim = args.head_dim;
   options.seed = args.seed;
+  options.cell_mode = args.cell_mode;
   return options;
 }
 
@@ -119,6 +121,11 @@ const bool kRegistered = register_bench("attention", [](CLI::App& bench) {
       ->check(CLI::Range(1, 512))
       ->capture_default_str();
   command->add_option("--seed", args->seed, "Seed of the random q/k/v")->capture_default_str();
+  command
+      ->add_option("--cell-mode", args->cell_mode,
+                   "HeadCast's Spatial cells: rounded (the paper's), divisor or ragged")
+      ->check(CLI::IsMember({"rounded", "divisor", "ragged"}))
+      ->capture_default_str();
   command->callback([args] { run_bench_attention(*args); });
 });
 

@@ -88,10 +88,18 @@ void run_bench_model(const BenchModelOptions& options) {
       throw Error("bench model", "--settings expects NAME=JSON, got '" + override_text + "'");
     }
     const std::string name = override_text.substr(0, eq);
-    const nlohmann::json json = parse_json(override_text.substr(eq + 1), "bench model: --settings " + name);
+    const nlohmann::json json =
+        parse_json(override_text.substr(eq + 1), "bench model: --settings " + name);
     bool found = false;
     for (auto& policy : bench.policies) {
-      if (policy.name == name) policy.settings = json, found = true;
+      if (policy.name != name) continue;
+      // Keys given replace the bench's defaults for them; the other defaults stay.
+      if (json.is_object() && policy.settings.is_object()) {
+        policy.settings.update(json);
+      } else {
+        policy.settings = json;
+      }
+      found = true;
     }
     if (!found)
       throw Error("bench model", "--settings names policy '" + name + "' not in --policies");
@@ -147,7 +155,8 @@ const bool kRegistered = register_bench("model", [](CLI::App& bench) {
       ->delimiter(',')
       ->capture_default_str();
   command->add_option("--settings", options->settings,
-                      "Override a policy's settings: NAME=JSON (repeatable)");
+                      "Override keys of a policy's settings: NAME=JSON (repeatable; other keys "
+                      "keep the bench's defaults)");
   command
       ->add_option("--window-blocks", options->window_blocks,
                    "Rolling blocks next to the sink block in the window")

@@ -51,7 +51,10 @@ nlohmann::json bench_settings(const std::string& name, const AttentionBenchOptio
   nlohmann::json settings = nlohmann::json::object();
   const int64_t window_frames = int64_t{options.window_blocks} * options.frames_per_block;
   if (name == "dense" || name == "headcast") settings["window"] = window_frames;
-  if (name == "headcast") settings["cast"] = options.headcast_cast;
+  if (name == "headcast") {
+    settings["cast"] = options.headcast_cast;
+    settings["cell_mode"] = options.cell_mode;
+  }
   return settings;
 }
 
@@ -61,9 +64,21 @@ bool classifies_online(const nlohmann::json& settings) {
 
 CellGrid spatial_grid(const nlohmann::json& settings, const BlockGeometry& geometry) {
   if (!settings.contains("cell")) return CellGrid::whole(geometry);
-  const std::string mode = settings.value("cell_mode", std::string("divisor"));
+  const std::string mode = settings.value("cell_mode", std::string("rounded"));
   return CellGrid::make(geometry, settings["cell"].get<int>(),
-                        mode == "ragged" ? CellMode::kRagged : CellMode::kDivisor);
+                        mode == "ragged"    ? CellMode::kRagged
+                        : mode == "divisor" ? CellMode::kDivisor
+                                            : CellMode::kRounded);
+}
+
+// "9x10 x40" or "10x10 x60 + 9x10 x24": each group's cell shape and count.
+std::string describe_cells(const CellGrid& cells) {
+  std::string out;
+  for (const CellGroup& g : cells.groups()) {
+    out += (out.empty() ? "" : " + ") + std::to_string(g.cell_h) + "x" + std::to_string(g.cell_w) +
+           " x" + std::to_string(g.cells());
+  }
+  return out;
 }
 
 double timed_attend(AttentionPolicy& policy, BenchTimer& timer, const BlockInputs& in,
@@ -312,6 +327,7 @@ nlohmann::json AttentionBenchReport::to_json() const {
           {"iters", options.iters},
           {"warmup", options.warmup},
           {"seed", options.seed},
+          {"cell_mode", options.cell_mode},
           {"timing", options.device.is_cuda() ? "cuda events, median" : "steady clock, median"},
           {"dense_ms", results.empty() ? 0.0 : results.front().total_ms},
           {"policies", policies}};
@@ -346,6 +362,13 @@ std::string AttentionBenchReport::table() const {
     row(r.name, cast, format_ms(r.total_ms), format_fixed(r.speedup, 2) + "x",
         format_fixed(r.flop_ideal_speedup, 2) + "x", format_fixed(100.0 * r.fraction_of_ideal, 0),
         format_fixed(r.tflops_per_s, r.tflops_per_s < 1 ? 4 : 2), paths);
+  }
+  for (const auto& r : results) {
+    if (!r.settings.is_object() || !r.settings.contains("cell")) continue;
+    const BlockGeometry geometry{options.frames_per_block, grid_h, grid_w};
+    out << r.name << " spatial cells: " << r.settings.value("cell_mode", std::string("rounded"))
+        << ", edge " << r.settings["cell"].get<int>() << ": "
+        << describe_cells(spatial_grid(r.settings, geometry)) << "\n";
   }
   for (const auto& r : results) {
     if (!r.classify_step_ms) continue;

@@ -24,6 +24,9 @@ struct AttentionBenchOptions {
   std::vector<std::string> policies = {"dense", "headcast", "dummy"};
   // HeadCast's forced cast ({"mix": [...]} or {"layers": [[...]]}); null = classify online.
   nlohmann::json headcast_cast = {{"mix", {2, 2, 4, 4}}};
+  // HeadCast's Spatial cells (Note [Spatial cells]): "rounded" (the paper's, the default),
+  // "divisor" or "ragged", 10 tokens an edge.
+  std::string cell_mode = "rounded";
   int iters = 20;
   int warmup = 5;
   at::Device device = at::kCPU;
