@@ -248,8 +248,6 @@ void draw_sliders(const LiveStats& stats, PanelModel& model) {
     ImGui::PushID(slider.label.c_str());
     ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.65f);
     bool changed = false;
-    // Note [Cast preview]: a cast threshold is held while dragged and sent when let go.
-    const bool previewed = PanelModel::cast_preview(stats, slider, slider.value).has_value();
     double value = model.held_value(slider).value_or(slider.value);
     if (slider.integer) {
       int v = static_cast<int>(value);
@@ -263,18 +261,19 @@ void draw_sliders(const LiveStats& stats, PanelModel& model) {
       value = v;
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", slider.help.c_str());
-    if (!previewed) {
+    // Note [Cast preview]: a cast threshold is held while dragged and sent when let go.
+    const auto preview = PanelModel::cast_preview(stats, slider, value);
+    if (!preview) {
       if (changed) model.set_slider(slider, value);
     } else {
       if (changed) model.hold_slider(slider, value);
       if (ImGui::IsItemDeactivated()) model.release_slider(slider);
       if (model.held_value(slider)) {
-        const auto counts = PanelModel::cast_preview(stats, slider, value);
         ImGui::Text("  if let go: sink %d  dummy %d  spatial %d  global %d",
-                    (*counts)[static_cast<size_t>(attention::HeadType::kSink)],
-                    (*counts)[static_cast<size_t>(attention::HeadType::kDummy)],
-                    (*counts)[static_cast<size_t>(attention::HeadType::kSpatial)],
-                    (*counts)[static_cast<size_t>(attention::HeadType::kGlobal)]);
+                    (*preview)[static_cast<size_t>(attention::HeadType::kSink)],
+                    (*preview)[static_cast<size_t>(attention::HeadType::kDummy)],
+                    (*preview)[static_cast<size_t>(attention::HeadType::kSpatial)],
+                    (*preview)[static_cast<size_t>(attention::HeadType::kGlobal)]);
       }
     }
     ImGui::PopID();

@@ -224,8 +224,15 @@ PolicyStats HeadCastPolicy::stats() const {
   stats.policy = "headcast";
   stats.blocks_committed = blocks_committed_;
   stats.classified = !layers_.empty();
+  int64_t kept = 0, compared = 0;  // Note [Re-cast agreement]
   for (const Layer& layer : layers_) {
     stats.classified = stats.classified && layer.classified;
+    if (layer.classified && layer.previous_cast.size() == layer.stores.types().size()) {
+      for (size_t h = 0; h < layer.previous_cast.size(); ++h) {
+        kept += layer.previous_cast[h] == layer.stores.types()[h];
+        ++compared;
+      }
+    }
     std::vector<HeadStats> heads;
     for (size_t h = 0; h < layer.evidence.size(); ++h) {
       heads.push_back(
@@ -233,15 +240,6 @@ PolicyStats HeadCastPolicy::stats() const {
     }
     stats.heads.push_back(std::move(heads));
     layer.stores.add_type_stats(stats);
-  }
-  // Note [Re-cast agreement].
-  int64_t kept = 0, compared = 0;
-  for (const Layer& layer : layers_) {
-    if (!layer.classified || layer.previous_cast.size() != layer.stores.types().size()) continue;
-    for (size_t h = 0; h < layer.previous_cast.size(); ++h) {
-      kept += layer.previous_cast[h] == layer.stores.types()[h];
-      ++compared;
-    }
   }
   if (stats.classified && compared > 0) {
     stats.recast_agreement = static_cast<double>(kept) / static_cast<double>(compared);
