@@ -1,6 +1,7 @@
 // Registers every built-in policy with the registry. Add a line here when adding a policy.
 #include "engine/attention/builtin_policies.h"
 
+#include "engine/attention/annsa_policy.h"
 #include "engine/attention/combined_policy.h"
 #include "engine/attention/dense_policy.h"
 #include "engine/attention/dummy_policy.h"
@@ -17,6 +18,8 @@ void register_builtin_policy_list() {
   register_policy("tempcache", make_tempcache_policy);
   register_policy("headcast+tempcache", make_combined_policy);
   register_policy("combined", make_combined_policy);
+  register_policy("annsa", make_annsa_policy);
+  register_policy("fast-ar", make_fast_ar_policy);
 }
 
 }  // namespace wc::attention

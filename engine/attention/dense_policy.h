@@ -27,6 +27,7 @@ class DensePolicy : public AttentionPolicy {
   nlohmann::json settings() const override;
 
   int64_t window() const { return window_; }
+  const WindowStore& store(int layer) const { return layers_.at(static_cast<size_t>(layer)); }
 
  private:
   ModelShape shape_;

@@ -27,6 +27,18 @@ struct TypeStats {
   double mean_group_size = 0.0;
 };
 
+// AnnSA's attention (Note [AnnSA tiles] in bucket_attention.h) since the last reset; zero for
+// policies without it. Pairs are (query, history key) pairs over every layer, head and pass.
+struct AnnStats {
+  double history_pairs = 0.0;   // pairs dense attention over the same history would score
+  double allowed_pairs = 0.0;   // pairs the buckets allowed
+  double gathered_pairs = 0.0;  // pairs the block-sparse calls scored (allowed + padding)
+  double largest_bucket = 0.0;  // the largest share of a head's history one bucket held
+
+  // The share of the history's pairs attended (1 = dense).
+  double kept_share() const { return history_pairs > 0.0 ? allowed_pairs / history_pairs : 1.0; }
+};
+
 struct PolicyStats {
   std::string policy;
   bool classified = false;  // the one-time cast has happened (or was forced)
@@ -39,6 +51,7 @@ struct PolicyStats {
   // running world: once the new cast is decided, the share of heads cast as they were before it.
   // NaN until a re-classification has been decided (and after a reset).
   double recast_agreement = std::numeric_limits<double>::quiet_NaN();
+  AnnStats ann;
 
   int64_t total_tokens() const {
     int64_t sum = 0;

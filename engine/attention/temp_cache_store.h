@@ -68,6 +68,14 @@ class TempCacheStore {
   int64_t span() const { return span_; }    // history slots attention reads
   int64_t limit() const { return limit_; }  // entries per row after a commit (0: unbounded)
 
+  // The history attention reads, as views: keys and values [B, G, span, D] and the per-slot
+  // logit bias [B, G, span] float32 (log n; kPadBias where a slot is empty), with `valid`
+  // [B, G, span] marking the slots that hold an entry. Valid until the next commit.
+  struct History {
+    at::Tensor keys, values, bias, valid;
+  };
+  History history() const;
+
   // Inspection (temp_cache_store_inspect.cpp): these read device values and synchronise; they
   // serve stats and tests, never the per-block path.
   int64_t max_entries() const;

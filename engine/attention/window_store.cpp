@@ -133,6 +133,14 @@ at::Tensor WindowStore::keys_with_current() const {
                       (held_frames() + shape_.geometry.frames) * cells_.groups()[0].cell_tokens());
 }
 
+at::Tensor WindowStore::held_keys() const {
+  return k_[0].narrow(2, 0, held_frames() * cells_.groups()[0].cell_tokens());
+}
+
+at::Tensor WindowStore::held_values() const {
+  return v_[0].narrow(2, 0, held_frames() * cells_.groups()[0].cell_tokens());
+}
+
 at::Tensor WindowStore::values_with_current() const {
   return v_[0].narrow(2, 0,
                       (held_frames() + shape_.geometry.frames) * cells_.groups()[0].cell_tokens());

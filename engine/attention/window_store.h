@@ -80,6 +80,9 @@ class WindowStore {
   // slot by slot; `slot_frames()` names the history slots, the current block follows them.
   at::Tensor keys_with_current() const;
   at::Tensor values_with_current() const;
+  // The history alone as [B, heads, held·N, D] (whole-grid stores), slot by slot.
+  at::Tensor held_keys() const;
+  at::Tensor held_values() const;
 
   // Writes the block that starts at frame `first_frame` and evicts frames the window no longer
   // keeps. k, v: [B, H, T, D] of the whole layer.

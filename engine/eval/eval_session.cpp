@@ -22,7 +22,8 @@ int64_t eval_window_frames(const EvalOptions& options) {
 
 nlohmann::json eval_policy_settings(const EvalOptions& options, const std::string& policy) {
   nlohmann::json settings = nlohmann::json::object();
-  if (policy == "dense" || policy == "headcast" || policy == "combined" || policy == "tempcache") {
+  if (policy == "dense" || policy == "headcast" || policy == "combined" || policy == "tempcache" ||
+      policy == "annsa" || policy == "fast-ar") {
     settings["window"] = eval_window_frames(options);
   }
   const auto found = options.settings.find(policy);
