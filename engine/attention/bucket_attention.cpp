@@ -135,22 +135,27 @@ AttentionWithLse attention_with_lse(const at::Tensor& q, const at::Tensor& k, co
             std::get<1>(result).squeeze(1).narrow(1, 0, tq).to(at::kFloat)};
   }
 #endif
-  // Float32 by slabs of rows, so the logits stay within kChunkLogits floats.
+  // Float32 by slabs of rows into one reused logit buffer of about kChunkLogits floats (Note
+  // [Chunked CPU attention]: fresh logit tensors per call cost more in page faults than in math).
   const at::Tensor qf = q.to(at::kFloat).mul(scale);
   const at::Tensor kt = k.to(at::kFloat).transpose(1, 2);
   const at::Tensor vf = v.to(at::kFloat);
   const at::Tensor bf = bias.defined() ? bias.to(at::kFloat) : at::Tensor();
   at::Tensor out = at::empty({rows, tq, v.size(2)}, qf.options());
   at::Tensor lse = at::empty({rows, tq}, qf.options());
-  const int64_t slab = std::max<int64_t>(1, kChunkLogits / std::max<int64_t>(1, tq * tk));
+  const int64_t slab = std::clamp<int64_t>(kChunkLogits / std::max<int64_t>(1, tq * tk), 1,
+                                           std::max<int64_t>(rows, 1));
+  at::Tensor logits = at::empty({slab, tq, tk}, qf.options());
   for (int64_t r = 0; r < rows; r += slab) {
     const int64_t nr = std::min(slab, rows - r);
-    at::Tensor logits = at::bmm(qf.narrow(0, r, nr), kt.narrow(0, r, nr));
-    if (bf.defined()) logits.add_(bf.narrow(0, r, nr));
-    const at::Tensor row_lse = at::logsumexp(logits, {-1}, /*keepdim=*/true);
-    logits.sub_(row_lse).exp_();
-    out.narrow(0, r, nr).copy_(at::bmm(logits, vf.narrow(0, r, nr)));
-    lse.narrow(0, r, nr).copy_(row_lse.squeeze(-1));
+    at::Tensor l = logits.narrow(0, 0, nr);
+    at::bmm_out(l, qf.narrow(0, r, nr), kt.narrow(0, r, nr));
+    if (bf.defined()) l.add_(bf.narrow(0, r, nr));
+    at::Tensor row_lse = lse.narrow(0, r, nr);
+    at::logsumexp_out(row_lse, l, {-1}, /*keepdim=*/false);
+    l.sub_(row_lse.unsqueeze(-1)).exp_();
+    at::Tensor slab_out = out.narrow(0, r, nr);
+    at::bmm_out(slab_out, l, vf.narrow(0, r, nr));
   }
   return {out.to(q.scalar_type()), lse};
 }

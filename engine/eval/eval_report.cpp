@@ -115,7 +115,8 @@ Json eval_checks(const Json& report) {
     checks.push_back(within("world non-grass ratio", field(w, "non_grass_ratio"), 0.8, 1.25));
     checks.push_back(at_least("world tile structure", field(w, "structure_share"), 0.95, ""));
     checks.push_back(at_least("world sprite poses", field(w, "sprite_share"), 0.99, ""));
-    checks.push_back(at_least("world own walls held", field(w, "own_blocked_still_share"), 0.80, ""));
+    checks.push_back(
+        at_least("world own walls held", field(w, "own_blocked_still_share"), 0.80, ""));
     checks.push_back(
         at_least("world own free steps scrolled", field(w, "own_free_scrolled_share"), 0.90, ""));
     checks.push_back(
@@ -221,14 +222,17 @@ std::string format_eval_report(const Json& report) {
   }
   if (report.contains("speed")) {
     out += "speed (model + decode per frame)\n";
-    out += format("  | %-10s | %8s | %8s | %8s | %8s | %9s |\n", "policy", "FPS", "p50 ms",
-                  "p99 ms", "model ms", "decode ms");
+    out += format("  | %-10s | %8s | %8s | %8s | %8s | %9s | %12s | %12s |\n", "policy", "FPS",
+                  "p50 ms", "p99 ms", "model ms", "decode ms", "cache tokens", "history kept");
     for (const Json& row : field(report["speed"], "rows")) {
       out +=
-          format("  | %-10s | %8s | %8s | %8s | %8s | %9s |\n", row.value("policy", "?").c_str(),
-                 num(field(row, "fps")).c_str(), num(field(row, "frame_ms_p50")).c_str(),
-                 num(field(row, "frame_ms_p99")).c_str(), num(field(row, "model_ms_mean")).c_str(),
-                 num(field(row, "decode_ms_mean"), "%.3f").c_str());
+          format("  | %-10s | %8s | %8s | %8s | %8s | %9s | %12s | %12s |\n",
+                 row.value("policy", "?").c_str(), num(field(row, "fps")).c_str(),
+                 num(field(row, "frame_ms_p50")).c_str(), num(field(row, "frame_ms_p99")).c_str(),
+                 num(field(row, "model_ms_mean")).c_str(),
+                 num(field(row, "decode_ms_mean"), "%.3f").c_str(),
+                 num(field(row, "cache_tokens"), "%.0f").c_str(),
+                 num(field(row, "history_kept"), "%.3f").c_str());
     }
   }
   if (report.contains("world")) {

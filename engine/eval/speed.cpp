@@ -58,19 +58,23 @@ nlohmann::json eval_speed(const EvalOptions& options) {
       policy = model->policy().stats();
       replayed_blocks = model->stats().graph_replayed_blocks;
     }
-    rows.push_back({{"policy", name},
-                    {"frames", options.speed_frames},
-                    {"warmup_frames", warmup},
-                    {"fps", mean_ms > 0.0 ? 1000.0 / mean_ms : 0.0},
-                    {"frame_ms_mean", mean_ms},
-                    {"frame_ms_p50", percentile(frame_ms, 50.0)},
-                    {"frame_ms_p99", percentile(frame_ms, 99.0)},
-                    {"frame_ms_max", percentile(frame_ms, 100.0)},
-                    {"model_ms_mean", mean_of(model_ms)},
-                    {"decode_ms_mean", mean_of(decode_ms)},
-                    {"graph_replayed_blocks", replayed_blocks},
-                    {"cache_tokens", policy.total_tokens()},
-                    {"cache_bytes", policy.total_bytes()}});
+    rows.push_back(
+        {{"policy", name},
+         {"frames", options.speed_frames},
+         {"warmup_frames", warmup},
+         {"fps", mean_ms > 0.0 ? 1000.0 / mean_ms : 0.0},
+         {"frame_ms_mean", mean_ms},
+         {"frame_ms_p50", percentile(frame_ms, 50.0)},
+         {"frame_ms_p99", percentile(frame_ms, 99.0)},
+         {"frame_ms_max", percentile(frame_ms, 100.0)},
+         {"model_ms_mean", mean_of(model_ms)},
+         {"decode_ms_mean", mean_of(decode_ms)},
+         {"graph_replayed_blocks", replayed_blocks},
+         {"cache_tokens", policy.total_tokens()},
+         {"cache_bytes", policy.total_bytes()},
+         // AnnSA's share of the history's (query, key) pairs attended; null without it.
+         {"history_kept", policy.ann.history_pairs > 0.0 ? nlohmann::json(policy.ann.kept_share())
+                                                         : nlohmann::json()}});
   }
   return {{"seed", seed}, {"rows", rows}};
 }

@@ -24,7 +24,7 @@ struct BenchRolloutArgs {
   attention::RolloutBenchOptions options;
   std::string resolution;  // empty: 480p on CUDA, a small grid on the CPU
   std::string policies = "dense,dense-window,headcast,tempcache,combined";
-  std::string device, dtype, tempcache, json_path, plot_path, mix;
+  std::string device, dtype, tempcache, ann, json_path, plot_path, mix;
   std::string replot;  // a saved --json report: rebuild its table and plot, run nothing
   std::string cuda_graphs = "on";
 };
@@ -61,6 +61,10 @@ void run_bench_rollout(BenchRolloutArgs args) {
     o.tempcache = parse_json(args.tempcache, "--tempcache");
     if (!o.tempcache.is_object()) throw Error("--tempcache", "expected a JSON object");
   }
+  if (!args.ann.empty()) {
+    o.ann = parse_json(args.ann, "--ann");
+    if (!o.ann.is_object()) throw Error("--ann", "expected a JSON object");
+  }
   if (!args.mix.empty()) o.headcast_cast = parse_headcast_mix(args.mix);
   const attention::RolloutBenchReport report = attention::run_rollout_bench(o);
   std::fputs(report.table().c_str(), stdout);
@@ -77,7 +81,7 @@ const bool kRegistered = register_bench("rollout", [](CLI::App& bench) {
   CLI::App* command = bench.add_subcommand(
       "rollout",
       "Attention-only rollout of many blocks: frame time and cache size against frames for "
-      "dense, dense-window, headcast, tempcache and combined");
+      "dense, dense-window, headcast, tempcache and combined (annsa and fast-ar on request)");
   command->add_option("--res", args->resolution,
                       "480p, 720p, 1080p or WxH tokens per frame (default 480p on CUDA, " +
                           std::string(kCpuDefaultResolution) + " on the CPU)");
@@ -90,7 +94,7 @@ const bool kRegistered = register_bench("rollout", [](CLI::App& bench) {
   command
       ->add_option("--policies", args->policies,
                    "Comma-separated: dense (unbounded), dense-window, headcast, tempcache, "
-                   "combined")
+                   "combined, annsa (AnnSA over the window), fast-ar (TempCache + AnnSA)")
       ->capture_default_str();
   command->add_option("--window", o.window, "Frames of dense-window and headcast")
       ->capture_default_str();
@@ -101,6 +105,8 @@ const bool kRegistered = register_bench("rollout", [](CLI::App& bench) {
   command->add_option("--tempcache", args->tempcache,
                       "Extra JSON settings for tempcache and combined, e.g. "
                       "'{\"budget_rule\":\"merge_closest\"}'");
+  command->add_option("--ann", args->ann,
+                      "Extra JSON ann_* settings for annsa and fast-ar, e.g. '{\"ann_bits\":8}'");
   command->add_option("--mix", args->mix,
                       "Forced cast of headcast and combined: s,d,sp,g (default 2,2,4,4)");
   command->add_option("--layers", o.num_layers, "Attention layers")

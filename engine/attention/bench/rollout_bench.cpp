@@ -95,13 +95,20 @@ PolicyRun policy_run(const std::string& label, const RolloutBenchOptions& o, int
   if (label == "headcast")
     return {label, "headcast", {{"window", o.window}, {"cast", o.headcast_cast}}};
   if (label == "tempcache") return {label, "tempcache", temp};
+  // AnnSA over the dense window's history, and FAST-AR (TempCache + AnnSA) over TempCache's.
+  if (label == "annsa" || label == "fast-ar") {
+    nlohmann::json settings = label == "annsa" ? nlohmann::json{{"window", o.window}} : temp;
+    for (const auto& [key, value] : o.ann.items()) settings[key] = value;
+    return {label, label, settings};
+  }
   if (label == "combined") {
     nlohmann::json settings = {{"window", 0}, {"cast", o.headcast_cast}};
     for (const auto& [key, value] : temp.items()) settings[key] = value;
     return {label, "combined", settings};
   }
-  throw Error(kWhere, "unknown policy run '" + label +
-                          "' (known: dense, dense-window, headcast, tempcache, combined)");
+  throw Error(kWhere,
+              "unknown policy run '" + label +
+                  "' (known: dense, dense-window, headcast, tempcache, annsa, fast-ar, combined)");
 }
 
 int64_t device_allocated(const at::Device& device, bool peak) {

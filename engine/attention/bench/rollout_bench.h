@@ -37,11 +37,13 @@ struct RolloutBenchOptions {
   int64_t blocks = 1000;
   int every = 10;       // cache / memory sample period, blocks
   int64_t window = 21;  // frames of dense-window and headcast (sink block included)
-  // Policy runs: dense (unbounded), dense-window, headcast, tempcache, combined.
+  // Policy runs: dense (unbounded), dense-window, headcast, tempcache, combined; annsa (AnnSA
+  // over the window) and fast-ar (TempCache + AnnSA) on request.
   std::vector<std::string> policies = {"dense", "dense-window", "headcast", "tempcache",
                                        "combined"};
   nlohmann::json headcast_cast = {{"mix", {2, 2, 4, 4}}};
-  nlohmann::json tempcache = nlohmann::json::object();  // extra tempcache / combined settings
+  nlohmann::json tempcache = nlohmann::json::object();  // extra tempcache / combined / fast-ar settings
+  nlohmann::json ann = nlohmann::json::object();  // extra ann_* settings of annsa and fast-ar
   int64_t budget_frames = 21;       // default TempCache budget, frames' worth of entries per head
   int64_t dense_max_blocks = 0;     // dense-unbounded stops after this many blocks (0 = no limit)
   double dense_max_block_ms = 0.0;  // ... or when a block takes longer (0 = no limit)
