@@ -229,6 +229,16 @@ void draw_heads_and_cache(const LiveStats& stats, const PanelModel& model) {
     }
     ImGui::EndTable();
   }
+  if (policy.ann.history_pairs > 0.0) {
+    ImGui::Text("AnnSA: %.0f%% of the history's pairs attended", 100.0 * policy.ann.kept_share());
+    wrapped_tooltip(
+        "since the last reset, over every layer, head and pass: the share of (query, history "
+        "key) pairs the buckets allowed, against dense attention over the same history");
+    ImGui::TextDisabled(
+        "scored %.2fx the allowed pairs, largest bucket %.0f%% of a head's keys",
+        policy.ann.allowed_pairs > 0.0 ? policy.ann.gathered_pairs / policy.ann.allowed_pairs : 0.0,
+        100.0 * policy.ann.largest_bucket);
+  }
   std::vector<Series> series;
   for (int t = 0; t < attention::kHeadTypeCount; ++t) {
     const auto type = static_cast<HeadType>(t);

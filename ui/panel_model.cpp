@@ -181,6 +181,42 @@ std::vector<SliderSpec> PanelModel::sliders(const LiveStats& stats) {
          0.0},
         "budget");
   }
+  // AnnSA (annsa, fast-ar; Note [AnnSA tiles]).
+  if (has(s, "ann_bits")) {
+    add({"ann bits",
+         {"ann_bits"},
+         "AnnSA: random-projection sign bits per head, 2^bits buckets (more bits, fewer history "
+         "keys per query)",
+         true,
+         1.0,
+         10.0,
+         1.0,
+         0.0},
+        "ann_bits");
+  }
+  if (has(s, "ann_radius")) {
+    add({"ann r",
+         {"ann_radius"},
+         "AnnSA: a query also attends to the buckets within this Hamming distance of its own "
+         "(at most ann bits)",
+         true,
+         0.0,
+         4.0,
+         1.0,
+         0.0},
+        "ann_radius");
+  }
+  if (has(s, "ann_tile")) {
+    add({"ann tile",
+         {"ann_tile"},
+         "AnnSA: queries per tile; a tile attends to the union of its queries' buckets",
+         true,
+         16.0,
+         1024.0,
+         1.0,
+         0.0},
+        "ann_tile");
+  }
   return out;
 }
 

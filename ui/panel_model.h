@@ -21,8 +21,8 @@ namespace wc::ui {
 
 // One slider, mapped onto settings keys of the running policy.
 struct SliderSpec {
-  // "theta", "theta_sc", "gamma", "r", "cell", "window", "tau", "budget" (ASCII: ImGui's
-  // built-in font has no Greek).
+  // "theta", "theta_sc", "gamma", "r", "cell", "window", "tau", "budget", "ann bits", "ann r",
+  // "ann tile" (ASCII: ImGui's built-in font has no Greek).
   std::string label;
   std::vector<std::string> keys;  // the settings keys it writes (theta writes all three)
   std::string help;               // tooltip

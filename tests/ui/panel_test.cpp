@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "engine/attention/registry.h"
 #include "ui/action_mailbox.h"
 #include "ui/frame_time_history.h"
 #include "ui/panel.h"
@@ -112,6 +113,28 @@ TEST(PanelModel, SlidersFollowTheRunningPolicysKeys) {
 
   LiveStats game;
   EXPECT_TRUE(PanelModel::sliders(game).empty());
+}
+
+TEST(PanelModel, AnnsaPoliciesGetTheirSliders) {
+  attention::ModelShape shape;
+  shape.geometry = attention::BlockGeometry{1, 16, 16};
+  shape.head_dim = 32;
+  for (const char* name : {"annsa", "fast-ar"}) {
+    SCOPED_TRACE(name);
+    const auto policy = attention::create_policy(name, shape, nlohmann::json::object());
+    const auto sliders = PanelModel::sliders(model_stats(policy->settings(), name));
+    EXPECT_DOUBLE_EQ(find(sliders, "ann bits").value, 6.0);
+    EXPECT_DOUBLE_EQ(find(sliders, "ann r").value, 1.0);
+    EXPECT_DOUBLE_EQ(find(sliders, "ann tile").value, 128.0);
+    EXPECT_TRUE(find(sliders, "ann bits").integer);
+    // What the slider sends, the policy takes.
+    PanelModel model(7, "/tmp");
+    model.set_slider(find(sliders, "ann bits"), 8.0);
+    const std::vector<InferenceCommand> commands = model.take_commands();
+    ASSERT_EQ(commands.size(), 1u);
+    policy->configure(commands[0].settings);
+    EXPECT_EQ(policy->settings().at("ann_bits"), 8);
+  }
 }
 
 TEST(PanelModel, SlidersBecomeConfigureCommandsInSettingsUnits) {
