@@ -195,6 +195,10 @@ PluginSession::Snapshot PluginSession::take_snapshot(double step_ms) const {
     s.num_layers = shape_.num_layers;
     s.num_heads = shape_.num_heads;
     s.classified = stats.policy.classified ? 1 : 0;
+    s.ann_history_pairs = stats.policy.ann.history_pairs;
+    s.ann_allowed_pairs = stats.policy.ann.allowed_pairs;
+    s.ann_gathered_pairs = stats.policy.ann.gathered_pairs;
+    s.ann_largest_bucket = stats.policy.ann.largest_bucket;
     for (int t = 0; t < attention::kHeadTypeCount; ++t) {
       s.heads_per_type[t] = stats.policy.per_type[static_cast<size_t>(t)].heads;
       s.bytes_per_type[t] = stats.policy.per_type[static_cast<size_t>(t)].cached_bytes;

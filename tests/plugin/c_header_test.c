@@ -1,5 +1,6 @@
 /* worldcast.h compiled as C99 (-std=c99 -pedantic -Werror): the header is plain C, and a C host
  * can drive a session end to end. Called from plugin_api_test.cpp. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <worldcast/worldcast.h>
@@ -13,7 +14,9 @@ WC_C_ASSERT(results_are_32_bit, sizeof(wc_result) == 4);
 WC_C_ASSERT(frame_is_frozen_v1, sizeof(wc_frame) == 80);
 WC_C_ASSERT(runtime_desc_is_frozen_v1, sizeof(wc_runtime_desc) == 56);
 WC_C_ASSERT(session_desc_is_frozen_v1, sizeof(wc_session_desc) == 72);
-WC_C_ASSERT(stats_is_frozen_v1, sizeof(wc_stats) == 224);
+/* ABI 1.1 grew wc_stats at its end: its 1.0 part stays where it was. */
+WC_C_ASSERT(stats_is_frozen_v1, offsetof(wc_stats, ann_history_pairs) == 224);
+WC_C_ASSERT(stats_is_v1_1, sizeof(wc_stats) == 256);
 WC_C_ASSERT(vulkan_export_is_frozen_v1, sizeof(wc_vulkan_export) == 112);
 WC_C_ASSERT(frame_request_is_frozen_v1, sizeof(wc_frame_request) == 32);
 WC_C_ASSERT(session_info_is_frozen_v1, sizeof(wc_session_info) == 100);

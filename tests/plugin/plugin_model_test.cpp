@@ -3,10 +3,12 @@
 // CPU; few frames, since a block takes ~0.3 s there.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 #include <worldcast/worldcast.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstddef>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -151,8 +153,7 @@ TEST(PluginModel, SavedStatesReplayAndBadOnesAreRejected) {
             WC_RESULT_ERROR_IO);
   const std::string garbage = (dir / "garbage.state").string();
   std::ofstream(garbage, std::ios::binary) << "this is not a saved state";
-  EXPECT_EQ(wc_session_load_state(session.get(), garbage.c_str()),
-            WC_RESULT_ERROR_BAD_CHECKPOINT);
+  EXPECT_EQ(wc_session_load_state(session.get(), garbage.c_str()), WC_RESULT_ERROR_BAD_CHECKPOINT);
   EXPECT_NE(session_error(session.get()).find("garbage.state"), std::string::npos)
       << session_error(session.get());
   const std::string truncated = (dir / "truncated.state").string();
@@ -227,6 +228,40 @@ TEST(PluginModel, StatsReportTimesCachesAndHeadCasts) {
   stats.struct_size = 40;
   EXPECT_EQ(wc_session_get_stats(session.get(), &stats), WC_RESULT_ERROR_VERSION_MISMATCH);
   EXPECT_EQ(wc_session_get_stats(session.get(), nullptr), WC_RESULT_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(PluginModel, AnnsaReportsTheHistoryItAttends) {
+  Runtime runtime;
+  Session session(runtime.get(), model_desc("annsa", "{\"window\": 3, \"ann_bits\": 4}"));
+  for (int i = 0; i < 3; ++i) step(session.get(), WC_ACTION_LEFT);
+  wc_stats stats{};
+  stats.struct_size = sizeof(stats);
+  ASSERT_EQ(wc_session_get_stats(session.get(), &stats), WC_RESULT_OK);
+  EXPECT_GT(stats.ann_history_pairs, 0.0);
+  EXPECT_GT(stats.ann_allowed_pairs, 0.0);
+  EXPECT_LE(stats.ann_allowed_pairs, stats.ann_history_pairs);
+  EXPECT_GE(stats.ann_gathered_pairs, stats.ann_allowed_pairs);
+  EXPECT_GT(stats.ann_largest_bucket, 0.0);
+  EXPECT_LE(stats.ann_largest_bucket, 1.0);
+  EXPECT_NE(settings(session.get()).find("\"ann_bits\":4"), std::string::npos);
+  // Out-of-range AnnSA settings are refused by name, and nothing changes.
+  EXPECT_EQ(wc_session_set_settings(session.get(), "{\"ann_bits\": 0}"),
+            WC_RESULT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(session_error(session.get()).find("ann_bits"), std::string::npos);
+  // A host built against ABI 1.0 gets the fields it knows; the new ones are not written.
+  struct {
+    wc_stats stats;
+    unsigned char guard[8];
+  } old{};
+  std::memset(&old, 0x5a, sizeof(old));
+  old.stats.struct_size = static_cast<uint32_t>(offsetof(wc_stats, ann_history_pairs));
+  old.stats.head_capacity = 0;
+  old.stats.head_types = nullptr;
+  old.stats.head_scores = nullptr;
+  ASSERT_EQ(wc_session_get_stats(session.get(), &old.stats), WC_RESULT_OK);
+  EXPECT_EQ(old.stats.frame_index, 3u);
+  const auto* tail = reinterpret_cast<const unsigned char*>(&old.stats.ann_history_pairs);
+  for (size_t i = 0; i < sizeof(double); ++i) EXPECT_EQ(tail[i], 0x5a) << "byte " << i;
 }
 
 }  // namespace

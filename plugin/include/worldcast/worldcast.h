@@ -32,7 +32,7 @@ extern "C" {
 #define WC_VERSION_MAJOR(version) ((uint32_t)(version) >> 22)
 #define WC_VERSION_MINOR(version) (((uint32_t)(version) >> 12) & 0x3ffu)
 #define WC_VERSION_PATCH(version) ((uint32_t)(version) & 0xfffu)
-#define WC_ABI_VERSION WC_MAKE_VERSION(1, 0, 0)
+#define WC_ABI_VERSION WC_MAKE_VERSION(1, 1, 0)
 
 /* ---------------------------------------------------------------------------------------------
  * Results: 0 is success, > 0 a qualified success, < 0 an error. After an error, the message is
@@ -253,6 +253,12 @@ typedef struct wc_stats {
   int64_t bytes_per_type[WC_HEAD_TYPE_COUNT];
   uint64_t frames_dropped;           /* produced frames no get_frame returned */
   uint64_t vulkan_validation_errors; /* with WC_RUNTIME_FLAG_VULKAN_VALIDATION */
+  /* ABI 1.1. AnnSA's attention (policies "annsa" and "fast-ar") since reset, over every layer,
+   * head and pass; 0 for other policies. Pairs are (query, history key) pairs. */
+  double ann_history_pairs;  /* pairs dense attention over the same history would score */
+  double ann_allowed_pairs;  /* pairs the buckets allowed (kept share = allowed / history) */
+  double ann_gathered_pairs; /* pairs the block-sparse calls scored (allowed + padding) */
+  double ann_largest_bucket; /* the largest share of a head's history one bucket held */
 } wc_stats;
 
 /* wc_session_step flags */
