@@ -15,8 +15,10 @@ constexpr std::array<const char*, 5> kKeys = {"ann_bits", "ann_radius", "ann_til
   throw Error(where, "key '" + key + "': " + message);
 }
 
-int64_t read_int(const nlohmann::json& value, const char* where, const std::string& key,
-                 int64_t min, int64_t max) {
+}  // namespace
+
+int64_t read_int_setting(const nlohmann::json& value, const char* where, const std::string& key,
+                         int64_t min, int64_t max) {
   const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
   if (!value.is_number_integer()) {
     fail(where, key, "expected an integer in " + range + ", got " + value.dump());
@@ -32,8 +34,6 @@ int64_t read_int(const nlohmann::json& value, const char* where, const std::stri
   return number;
 }
 
-}  // namespace
-
 bool is_ann_key(const std::string& key) {
   for (const char* known : kKeys) {
     if (key == known) return true;
@@ -45,18 +45,18 @@ AnnSettings apply_ann_settings(AnnSettings base, const nlohmann::json& json, con
   if (!json.is_object()) throw Error(where, "settings must be a JSON object");
   for (const auto& [key, value] : json.items()) {
     if (key == "ann_bits") {
-      base.bits = static_cast<int>(read_int(value, where, key, 1, 10));
+      base.bits = static_cast<int>(read_int_setting(value, where, key, 1, 10));
     } else if (key == "ann_radius") {
-      base.radius = static_cast<int>(read_int(value, where, key, 0, 10));
+      base.radius = static_cast<int>(read_int_setting(value, where, key, 0, 10));
     } else if (key == "ann_tile") {
-      base.tile = read_int(value, where, key, 16, 4096);
+      base.tile = read_int_setting(value, where, key, 16, 4096);
     } else if (key == "ann_block") {
-      base.block = read_int(value, where, key, 16, 1024);
+      base.block = read_int_setting(value, where, key, 16, 1024);
       if (base.block % 16 != 0) {
         fail(where, key, "must be a multiple of 16 in [16, 1024], got " + value.dump());
       }
     } else if (key == "ann_seed") {
-      base.seed = static_cast<uint64_t>(read_int(value, where, key, 0, INT64_MAX));
+      base.seed = static_cast<uint64_t>(read_int_setting(value, where, key, 0, INT64_MAX));
     }
   }
   if (base.radius > base.bits) {

@@ -27,6 +27,11 @@ AnnSettings apply_ann_settings(AnnSettings base, const nlohmann::json& json, con
 // The keys and values of `settings`, to merge into a policy's settings().
 nlohmann::json ann_settings_json(const AnnSettings& settings);
 
+// The integer `value` of setting `key` in [min, max]; wc::Error "<where>: key '<key>': ..." naming
+// the range otherwise (AnnSA's and AnnCA's settings).
+int64_t read_int_setting(const nlohmann::json& value, const char* where, const std::string& key,
+                         int64_t min, int64_t max);
+
 // The AnnSA keys, for "unknown key" messages.
 inline constexpr const char* kAnnKeyList = "ann_bits, ann_radius, ann_tile, ann_block, ann_seed";
 
