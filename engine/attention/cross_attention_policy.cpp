@@ -45,6 +45,7 @@ class DenseCrossPolicy : public CrossAttentionPolicy {
     pairs_ += static_cast<double>(q.size(0) * q.size(1) * step.geometry.frames * k.size(2));
     return attention(q, k, v);
   }
+  bool replayable() const override { return true; }
   CrossStats stats() const override { return {"dense", pairs_, pairs_}; }
   void reset() override { pairs_ = 0.0; }
   void configure(const nlohmann::json& settings) override {
@@ -105,6 +106,7 @@ class AnnCaPolicy : public CrossAttentionPolicy {
     counts_.kept_pairs.add_(keep.sum().to(at::kDouble));
     return kept_cross_attention(qr, kr, v.reshape({rows, -1, d}), keep).view(q.sizes());
   }
+  bool replayable() const override { return false; }
   CrossStats stats() const override {
     return {"annca", counts_.prompt_pairs.item<double>(), counts_.kept_pairs.item<double>()};
   }
@@ -189,11 +191,10 @@ at::Tensor kept_cross_attention(const at::Tensor& q, const at::Tensor& k, const 
   std::tie(unused, order) = at::sort(keep.logical_not().to(at::kInt), /*stable=*/true, -1, false);
   order = order.narrow(-1, 0, most);  // [R, F, most]: the kept tokens first
   const at::Tensor taken = keep.gather(-1, order);
+  const at::Tensor flat =
+      (order + at::arange(rows, order.options()).view({rows, 1, 1}) * prompt).reshape({-1});
   const auto gather = [&](const at::Tensor& x) {
-    return x.unsqueeze(1)
-        .expand({rows, frames, prompt, d})
-        .gather(2, order.unsqueeze(-1).expand({rows, frames, most, d}))
-        .reshape({rows * frames, most, d});
+    return x.reshape({rows * prompt, d}).index_select(0, flat).view({rows * frames, most, d});
   };
   const at::Tensor keys = gather(k), values = gather(v);
   const at::Tensor bias = at::where(taken, at::zeros({}, q.options().dtype(at::kFloat)),

@@ -51,6 +51,9 @@ class CrossAttentionPolicy {
   // -> [B, H, T, D].
   virtual at::Tensor attend(int layer, const at::Tensor& q, const at::Tensor& k,
                             const at::Tensor& v, const StepInfo& step) = 0;
+  // Whether attend() does no host-side work of its own, so a recorded block may replay it (Note
+  // [Replayed attention]): dense's does none; AnnCA reads its kept count back.
+  virtual bool replayable() const = 0;
   virtual CrossStats stats() const = 0;
   virtual void reset() = 0;
   // Applies settings (unknown keys or bad values throw wc::Error naming the key and its range;

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "engine/attention/sdpa.h"
+#include "engine/core/error.h"
 #include "engine/model/fused_ops.h"
 
 namespace wc::model {
@@ -100,6 +101,55 @@ SelfAttentionImpl::Projections SelfAttentionImpl::projections(const std::vector<
   return grouped_.weights;
 }
 
+CrossAttentionImpl::CrossAttentionImpl(const ModelConfig& config)
+    : heads_(config.heads), head_dim_(config.head_dim) {
+  const int64_t d = config.hidden;
+  q = register_module("q", make_linear(d, d));
+  k = register_module("k", make_linear(d, d));
+  v = register_module("v", make_linear(d, d));
+  o = register_module("o", make_linear(d, d));
+  norm_q = register_module("norm_q", RmsNorm(d, config.norm_eps));
+  norm_k = register_module("norm_k", RmsNorm(d, config.norm_eps));
+}
+
+PromptKv CrossAttentionImpl::prompt_kv(const at::Tensor& context) {
+  const int64_t b = context.size(0), l = context.size(1);
+  const auto heads = [&](const at::Tensor& x) {
+    return x.view({b, l, heads_, head_dim_}).transpose(1, 2).contiguous();
+  };
+  return {heads(norm_k(project(k, context))), heads(project(v, context))};
+}
+
+at::Tensor CrossAttentionImpl::forward(const at::Tensor& x, const PromptKv& prompt, int layer,
+                                       const CrossAttendFn& attend) {
+  const int64_t b = x.size(0), t = x.size(1);
+  const at::Tensor qh =
+      norm_q(project(q, x)).view({b, t, heads_, head_dim_}).transpose(1, 2).contiguous();
+  const auto batched = [&](const at::Tensor& p) {
+    return p.size(0) == b ? p : p.expand({b, p.size(1), p.size(2), p.size(3)});
+  };
+  const at::Tensor out = attend(layer, qh, batched(prompt.k), batched(prompt.v));
+  return project(o, out.transpose(1, 2).reshape({b, t, int64_t{heads_} * head_dim_}));
+}
+
+AffineLayerNormImpl::AffineLayerNormImpl(int64_t dim, double eps) : eps_(eps) {
+  weight = register_parameter("weight", at::ones({dim}));
+  bias = register_parameter("bias", at::zeros({dim}));
+}
+
+at::Tensor AffineLayerNormImpl::forward(const at::Tensor& x) {
+  return at::layer_norm(x, {x.size(-1)}, weight, bias, eps_);
+}
+
+TextEmbeddingImpl::TextEmbeddingImpl(int64_t width, int64_t dim) {
+  fc1 = register_module("fc1", make_linear(width, dim));
+  fc2 = register_module("fc2", make_linear(dim, dim));
+}
+
+at::Tensor TextEmbeddingImpl::forward(const at::Tensor& prompt) {
+  return project(fc2, at::gelu(project(fc1, prompt), "tanh"));
+}
+
 MlpImpl::MlpImpl(int64_t dim, int64_t hidden) {
   fc1 = register_module("fc1", make_linear(dim, hidden));
   fc2 = register_module("fc2", make_linear(hidden, dim));
@@ -113,17 +163,27 @@ DiTBlockImpl::DiTBlockImpl(const ModelConfig& config) : eps_(config.norm_eps) {
   const int64_t d = config.hidden;
   modulation = register_parameter("modulation", at::randn({1, 6, d}) / std::sqrt(double(d)));
   attn = register_module("attn", SelfAttention(config));
+  if (config.cross_attention.active()) {
+    norm3 = register_module("norm3", AffineLayerNorm(d, config.norm_eps));
+    cross = register_module("cross", CrossAttention(config));
+  }
   mlp = register_module("mlp", Mlp(d, config.mlp));
 }
 
 at::Tensor DiTBlockImpl::forward(const at::Tensor& x, const at::Tensor& cond,
                                  const RopeRotation& rope, int layer, const AttendFn& attend,
-                                 const std::vector<int>* order) {
+                                 const std::vector<int>* order, const PromptKv* prompt,
+                                 const CrossAttendFn* cross_attend) {
   // Wan's order of the six vectors: shift, scale, gate (attention), shift, scale, gate (MLP).
   const at::Tensor mod = cond + modulation.unsqueeze(0);  // [B, F, 6, D]
   const auto part = [&](int i) { return mod.select(2, i); };
   at::Tensor h = gated_residual(
       x, attn(layer_norm_modulate(x, part(0), part(1), eps_), rope, layer, attend, order), part(2));
+  if (cross) {
+    TORCH_CHECK(prompt != nullptr && cross_attend != nullptr,
+                "DiTBlock: a block with cross-attention needs the prompt's keys and values");
+    h = h + cross(norm3(h), *prompt, layer, *cross_attend);
+  }
   return gated_residual(h, mlp(layer_norm_modulate(h, part(3), part(4), eps_)), part(5));
 }
 
@@ -162,13 +222,45 @@ CausalDiTImpl::CausalDiTImpl(const ModelConfig& config) : config_(config) {
   time_embed = register_module("time_embed", TimeEmbedding(config.freq_dim, d));
   action_embed = register_module("action_embed", torch::nn::Embedding(config.num_actions, d));
   time_proj = register_module("time_proj", make_linear(d, 6 * d));
+  if (config.cross_attention.active()) {
+    text_embedding =
+        register_module("text_embedding", TextEmbedding(config.cross_attention.width, d));
+  }
   blocks = register_module("blocks", torch::nn::ModuleList());
   for (int i = 0; i < config.layers; ++i) blocks->push_back(DiTBlock(config));
   head = register_module("head", Head(d, config.output_patch_dim(), config.norm_eps));
 }
 
+std::vector<PromptKv> CausalDiTImpl::prompt_kvs(const at::Tensor& prompt, bool one) {
+  const CrossAttentionConfig& cross = config_.cross_attention;
+  if (!cross.active()) {
+    throw Error(config_.file.empty() ? config_.name : config_.file,
+                "a prompt for a model without cross-attention");
+  }
+  const at::Tensor p = prompt.dim() == 2 ? prompt.unsqueeze(0) : prompt;
+  if (p.dim() != 3 || (one && p.size(0) != 1) || p.size(1) != cross.tokens ||
+      p.size(2) != cross.width) {
+    std::string shape;
+    for (int64_t i = 0; i < prompt.dim(); ++i)
+      shape += (i ? ", " : "") + std::to_string(prompt.size(i));
+    throw Error(config_.file.empty() ? config_.name : config_.file,
+                "field 'cross_attention': the prompt must be [" + std::to_string(cross.tokens) +
+                    ", " + std::to_string(cross.width) + "] embeddings, got [" + shape + "]");
+  }
+  const at::Tensor context = text_embedding(p.to(device(), dtype()));
+  std::vector<PromptKv> kv;
+  for (const auto& module : *blocks)
+    kv.push_back(module->as<DiTBlockImpl>()->cross->prompt_kv(context));
+  return kv;
+}
+
+void CausalDiTImpl::set_prompt(const at::Tensor& prompt) {
+  const at::NoGradGuard no_grad;
+  prompt_kv_ = prompt_kvs(prompt, /*one=*/true);
+}
+
 at::Tensor CausalDiTImpl::forward(const FrameBatch& batch, const AttendFn& attend, bool with_head,
-                                  const HeadOrderFn& order) {
+                                  const HeadOrderFn& order, const CrossAttendFn& cross_attend) {
   const ModelConfig& c = config_;
   const at::Tensor& frames = batch.frames;
   const bool tokens = c.tokens.active();
@@ -219,10 +311,30 @@ at::Tensor CausalDiTImpl::forward(const FrameBatch& batch, const AttendFn& atten
                              : batch.positions.defined()
                                  ? explicit_rope
                                  : rope_for(batch.frame_start, frames_count, gh, gw, x);
+  // The prompt's keys and values (a model with cross-attention): the batch's own, or set_prompt's.
+  std::vector<PromptKv> batch_prompt;
+  const std::vector<PromptKv>* prompt = nullptr;
+  const CrossAttendFn dense_cross = [](int, const at::Tensor& q, const at::Tensor& k,
+                                       const at::Tensor& v) {
+    return attention::attention(q, k, v);
+  };
+  const CrossAttendFn& cross = cross_attend ? cross_attend : dense_cross;
+  if (c.cross_attention.active()) {
+    if (batch.prompt.defined()) {
+      batch_prompt = prompt_kvs(batch.prompt, /*one=*/false);
+      prompt = &batch_prompt;
+    } else {
+      TORCH_CHECK(!prompt_kv_.empty(),
+                  "CausalDiT: this model attends to a prompt: set_prompt() or FrameBatch::prompt");
+      prompt = &prompt_kv_;
+    }
+  }
   int layer = 0;
   for (const auto& module : *blocks) {
     const std::vector<int>* heads = order ? order(layer) : nullptr;
-    x = module->as<DiTBlockImpl>()->forward(x, cond, rope, layer, attend, heads);
+    x = module->as<DiTBlockImpl>()->forward(
+        x, cond, rope, layer, attend, heads,
+        prompt != nullptr ? &(*prompt)[static_cast<size_t>(layer)] : nullptr, &cross);
     ++layer;
   }
   if (!with_head) return at::Tensor();
@@ -261,16 +373,22 @@ at::Tensor CausalDiTImpl::forward_block(const FrameBatch& batch, attention::Atte
   };
   HeadOrderFn order;
   if (info.heads_grouped) order = [&](int layer) { return policy.head_order(layer); };
-  return forward(batch, attend, /*with_head=*/!step.clean_pass, order);
+  CrossAttendFn cross;
+  if (cross_policy_ != nullptr) {
+    cross = [&](int layer, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+      return cross_policy_->attend(layer, q, k, v, info);
+    };
+  }
+  return forward(batch, attend, /*with_head=*/!step.clean_pass, order, cross);
 }
 
 at::Tensor CausalDiTImpl::forward_train(const FrameBatch& batch) {
   const ModelConfig& c = config_;
   const int frames_count = static_cast<int>(batch.frames.size(1));
-  const int tokens_per_frame =
-      c.tokens.active()
-          ? static_cast<int>(batch.frames.size(2) * batch.frames.size(3))
-          : static_cast<int>((batch.frames.size(3) / c.patch_h) * (batch.frames.size(4) / c.patch_w));
+  const int tokens_per_frame = c.tokens.active()
+                                   ? static_cast<int>(batch.frames.size(2) * batch.frames.size(3))
+                                   : static_cast<int>((batch.frames.size(3) / c.patch_h) *
+                                                      (batch.frames.size(4) / c.patch_w));
   return forward_masked(batch,
                         block_causal_mask(frames_count, tokens_per_frame, c.frames_per_block));
 }

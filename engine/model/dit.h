@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/attention/attention_policy.h"
+#include "engine/attention/cross_attention_policy.h"
 #include "engine/model/masked_stream.h"
 #include "engine/model/model_config.h"
 #include "engine/model/ops.h"
@@ -28,6 +29,16 @@ namespace wc::model {
 // routes this to the AttentionPolicy, the training path to masked full attention.
 using AttendFn = std::function<at::Tensor(int layer, const at::Tensor& q, const at::Tensor& k,
                                           const at::Tensor& v)>;
+// Attention of one layer's cross-attention queries ([B, H, T, D]) to the prompt's keys and values
+// ([B or 1, H, L, D]) -> [B, H, T, D]: dense by default, a CrossAttentionPolicy at inference.
+using CrossAttendFn = std::function<at::Tensor(int layer, const at::Tensor& q, const at::Tensor& k,
+                                               const at::Tensor& v)>;
+
+// One layer's prompt keys and values, [B or 1, H, L, D].
+struct PromptKv {
+  at::Tensor k, v;
+};
+
 // The order in which a layer's heads go to `attend` (position j holds head order[j]), or nullptr
 // for the model's own order (Note [Head order], attention_policy.h).
 using HeadOrderFn = std::function<const std::vector<int>*(int layer)>;
@@ -54,6 +65,9 @@ struct FrameBatch {
   // Optional [B, F] int64: each frame's top-left tile quarter, −1 where unknown (Note [Tile
   // quarters]); a model without quarter vectors ignores it, and undefined means all unknown.
   at::Tensor quarters{};
+  // Optional [B or 1, L, width] prompt embeddings of a model with cross-attention (overrides
+  // the prompt set with CausalDiTImpl::set_prompt; training passes its own).
+  at::Tensor prompt{};
 };
 
 class RmsNormImpl : public torch::nn::Module {
@@ -105,6 +119,37 @@ class SelfAttentionImpl : public torch::nn::Module {
 };
 TORCH_MODULE(SelfAttention);
 
+// Cross-attention to a prompt (Wan 2.1's): q from the tokens, k and v from the prompt's
+// embeddings, q and k RMS-normed over the hidden size, no RoPE.
+class CrossAttentionImpl : public torch::nn::Module {
+ public:
+  explicit CrossAttentionImpl(const ModelConfig& config);
+  // The prompt's keys and values for this layer from its embeddings [B, L, D].
+  PromptKv prompt_kv(const at::Tensor& context);
+  at::Tensor forward(const at::Tensor& x, const PromptKv& prompt, int layer,
+                     const CrossAttendFn& attend);
+
+  torch::nn::Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
+  RmsNorm norm_q{nullptr}, norm_k{nullptr};
+
+ private:
+  int heads_;
+  int head_dim_;
+};
+TORCH_MODULE(CrossAttention);
+
+// A LayerNorm with affine weight and bias (Wan's norm before cross-attention).
+class AffineLayerNormImpl : public torch::nn::Module {
+ public:
+  AffineLayerNormImpl(int64_t dim, double eps);
+  at::Tensor forward(const at::Tensor& x);
+  at::Tensor weight, bias;
+
+ private:
+  double eps_;
+};
+TORCH_MODULE(AffineLayerNorm);
+
 class MlpImpl : public torch::nn::Module {
  public:
   MlpImpl(int64_t dim, int64_t hidden);
@@ -119,11 +164,16 @@ class DiTBlockImpl : public torch::nn::Module {
  public:
   DiTBlockImpl(const ModelConfig& config);
   // x [B, F·N, D]; cond [B, F, 6, D] (the projected conditioning of each frame).
+  // `prompt` and `cross_attend`: this layer's prompt and how to attend to it, for a block with
+  // cross-attention (both required there, ignored elsewhere).
   at::Tensor forward(const at::Tensor& x, const at::Tensor& cond, const RopeRotation& rope,
-                     int layer, const AttendFn& attend, const std::vector<int>* order = nullptr);
+                     int layer, const AttendFn& attend, const std::vector<int>* order = nullptr,
+                     const PromptKv* prompt = nullptr, const CrossAttendFn* cross_attend = nullptr);
 
   at::Tensor modulation;  // [1, 6, D], added to cond (Wan)
   SelfAttention attn{nullptr};
+  AffineLayerNorm norm3{nullptr};  // null without cross-attention
+  CrossAttention cross{nullptr};   // null without cross-attention
   Mlp mlp{nullptr};
 
  private:
@@ -142,6 +192,15 @@ class TimeEmbeddingImpl : public torch::nn::Module {
   int freq_dim_;
 };
 TORCH_MODULE(TimeEmbedding);
+
+// The prompt embeddings' way to the model's width: Linear, GELU (tanh), Linear (Wan).
+class TextEmbeddingImpl : public torch::nn::Module {
+ public:
+  TextEmbeddingImpl(int64_t width, int64_t dim);
+  at::Tensor forward(const at::Tensor& prompt);  // [B, L, width] -> [B, L, D]
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+};
+TORCH_MODULE(TextEmbedding);
 
 // The final adaLN (shift/scale per frame) and the linear projection back to patches.
 class HeadImpl : public torch::nn::Module {
@@ -169,8 +228,11 @@ class CausalDiTImpl : public torch::nn::Module {
   // the output head is skipped (a committing pass needs only the layers' K/V) and an undefined
   // tensor is returned.
   // `order` (optional) gives each layer's head order for `attend` (Note [Head order]).
+  // `cross_attend` (optional) attends to the prompt of a model with cross-attention; dense
+  // attention when empty.
   at::Tensor forward(const FrameBatch& batch, const AttendFn& attend, bool with_head = true,
-                     const HeadOrderFn& order = nullptr);
+                     const HeadOrderFn& order = nullptr,
+                     const CrossAttendFn& cross_attend = nullptr);
 
   // Inference: one AR block through `policy`. On a clean pass (step.clean_pass) each layer also
   // commits its K/V to the policy and the head is skipped (returns an undefined tensor). With
@@ -193,6 +255,16 @@ class CausalDiTImpl : public torch::nn::Module {
   // with stream.mask(), at the cost of the pairs the stream allows.
   at::Tensor forward_stream(const FrameBatch& batch, const MaskedStream& stream);
 
+  // A model with cross-attention (config().cross_attention): the prompt every later forward
+  // attends to (prompt embeddings [L, width] or [1, L, width], any float dtype), its keys and
+  // values computed once per layer here, without autograd. wc::Error for another shape or a
+  // model without cross-attention.
+  void set_prompt(const at::Tensor& prompt);
+  bool has_prompt() const { return !prompt_kv_.empty(); }
+  // The policy forward_block's cross-attention goes through (not owned; nullptr: dense).
+  void set_cross_policy(attention::CrossAttentionPolicy* policy) { cross_policy_ = policy; }
+  attention::CrossAttentionPolicy* cross_policy() const { return cross_policy_; }
+
   // The parameters' device and dtype.
   at::Device device() const { return time_proj->weight.device(); }
   at::ScalarType dtype() const { return time_proj->weight.scalar_type(); }
@@ -206,6 +278,7 @@ class CausalDiTImpl : public torch::nn::Module {
   TimeEmbedding time_embed{nullptr};
   torch::nn::Embedding action_embed{nullptr};
   torch::nn::Linear time_proj{nullptr};
+  TextEmbedding text_embedding{nullptr};  // null without cross-attention
   torch::nn::ModuleList blocks{nullptr};
   Head head{nullptr};
 
@@ -219,8 +292,14 @@ class CausalDiTImpl : public torch::nn::Module {
   bool head_grouping() const { return head_grouping_; }
 
  private:
+  // Every layer's prompt keys and values from prompt embeddings [B, L, width] ([L, width] or
+  // [1, L, width] when `one`); wc::Error naming the shapes otherwise.
+  std::vector<PromptKv> prompt_kvs(const at::Tensor& prompt, bool one);
+
   bool head_grouping_ = true;
   ModelConfig config_;
+  std::vector<PromptKv> prompt_kv_;  // set_prompt's, per layer
+  attention::CrossAttentionPolicy* cross_policy_ = nullptr;
   RopeRotation rope_cache_;
   std::array<int64_t, 4> rope_key_{-1, -1, -1, -1};
 };

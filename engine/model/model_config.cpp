@@ -400,6 +400,12 @@ ModelConfig parse_config(const nlohmann::json& json, const std::string& file,
   config.norm_eps = reader.number("norm_eps", 0.0, 1.0);
   config.rope_theta = reader.number("rope_theta", 1.0, 1e12);
   if (reader.has("tile_quarters")) config.tile_quarters = reader.integers("tile_quarters", 2, 0, 1);
+  if (reader.has("cross_attention") && !reader.get("cross_attention").is_null()) {
+    ObjectReader cross(reader.get("cross_attention"), file, "cross_attention");
+    config.cross_attention.tokens = cross.integer("tokens", 1, CrossAttentionConfig::kMaxTokens);
+    config.cross_attention.width = cross.integer("width", 1, CrossAttentionConfig::kMaxWidth);
+    cross.reject_unknown();
+  }
   {
     ObjectReader sampler(reader.get("sampler"), file, "sampler");
     config.sampler.steps = sampler.integer("steps", 1, 64);
@@ -618,6 +624,10 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
       {"sampler", sampler},
   };
   if (!config.tile_quarters.empty()) out["tile_quarters"] = config.tile_quarters;
+  if (config.cross_attention.active()) {
+    out["cross_attention"] = {{"tokens", config.cross_attention.tokens},
+                              {"width", config.cross_attention.width}};
+  }
   if (config.prediction.previous_frame_skip) {
     out["prediction"] = {{"reference", "previous_frame"}, {"spread", config.prediction.spread}};
     if (config.prediction.move_pixels > 0) {
@@ -690,15 +700,28 @@ std::vector<TensorSpec> model_tensor_specs(const ModelConfig& c, Dtype dtype) {
   linear("time_embed.fc2", d, d);
   add("action_embed.weight", {c.num_actions, d});
   linear("time_proj", 6 * d, d);
+  const bool cross = c.cross_attention.active();
+  if (cross) {
+    linear("text_embedding.fc1", d, c.cross_attention.width);
+    linear("text_embedding.fc2", d, d);
+  }
   for (int i = 0; i < c.layers; ++i) {
     const std::string block = "blocks." + std::to_string(i);
     add(block + ".modulation", {1, 6, d});
-    linear(block + ".attn.q", d, d);
-    linear(block + ".attn.k", d, d);
-    linear(block + ".attn.v", d, d);
-    linear(block + ".attn.o", d, d);
-    add(block + ".attn.norm_q.weight", {d});
-    add(block + ".attn.norm_k.weight", {d});
+    for (const char* attention : {"attn", "cross"}) {
+      if (std::string(attention) == "cross") {
+        if (!cross) continue;
+        add(block + ".norm3.weight", {d});
+        add(block + ".norm3.bias", {d});
+      }
+      const std::string a = block + "." + attention;
+      linear(a + ".q", d, d);
+      linear(a + ".k", d, d);
+      linear(a + ".v", d, d);
+      linear(a + ".o", d, d);
+      add(a + ".norm_q.weight", {d});
+      add(a + ".norm_k.weight", {d});
+    }
     linear(block + ".mlp.fc1", c.mlp, d);
     linear(block + ".mlp.fc2", d, c.mlp);
   }

@@ -147,6 +147,19 @@ struct TokenConfig {
   std::string sure_problem(double sure) const;
 };
 
+// Optional cross-attention to a prompt, as Wan 2.1 conditions on text: {"tokens": 512, "width":
+// 4096}. Each block attends to the prompt after its self-attention (a LayerNorm with affine
+// weights, RMS-normed q and k, no RoPE, no gate); the prompt's embeddings [L, width] enter
+// through a two-layer GELU MLP to the model's width ("text_embedding"). Absent: no
+// cross-attention and none of its weights.
+struct CrossAttentionConfig {
+  int tokens = 0;  // prompt tokens L; 0: no cross-attention
+  int width = 0;   // the prompt embeddings' width
+  bool active() const { return tokens > 0; }
+  static constexpr int kMaxTokens = 65536;
+  static constexpr int kMaxWidth = 65536;
+};
+
 // Note [Model policy settings]: a model may carry its own settings for named attention policies
 // ("policies": {"headcast": {"theta_dummy": 0.98}}), measured for it and written in its model
 // card. They sit under whatever the caller gives (the CLI's --policy-settings, eval's --settings,
@@ -187,6 +200,7 @@ struct ModelConfig {
   PaletteConfig palette;
   PatchSnapConfig patch_snap;
   TokenConfig tokens;
+  CrossAttentionConfig cross_attention;
   nlohmann::json policies = nlohmann::json::object();  // name -> settings object
   std::string default_policy = "dense";                // Note [Model policy settings]
 

@@ -29,7 +29,8 @@ void init_random_weights(CausalDiT& model, uint64_t seed) {
     const std::string& name = item.key();
     at::Tensor& param = item.value();
     at::Tensor values = at::randn(param.sizes(), generator, at::kFloat);
-    if (ends_with(name, "norm_q.weight") || ends_with(name, "norm_k.weight")) {
+    if (ends_with(name, "norm_q.weight") || ends_with(name, "norm_k.weight") ||
+        ends_with(name, "norm3.weight")) {
       values = 1.0 + 0.1 * values;
     } else if (ends_with(name, "modulation") || name == "action_embed.weight") {
       values *= inv_sqrt_d;

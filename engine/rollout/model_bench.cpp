@@ -44,6 +44,13 @@ std::vector<ModelBenchRow> run_model_bench(
   model::init_random_weights(dit, options.seed);
   dit->to(options.device, options.dtype);
   dit->eval();
+  const bool cross = config.cross_attention.active();
+  if (cross) {
+    at::Generator generator = at::detail::createCPUGenerator(options.seed);
+    dit->set_prompt(at::randn({config.cross_attention.tokens, config.cross_attention.width},
+                              generator, at::kFloat)
+                        .to(options.device));
+  }
 
   std::vector<ModelBenchRow> rows;
   for (const std::string& resolution : options.resolutions) {
@@ -59,6 +66,12 @@ std::vector<ModelBenchRow> run_model_bench(
       shape.device = options.device;
       shape.dtype = options.dtype;
       auto policy = attention::create_policy(spec.name, shape, spec.settings);
+      std::unique_ptr<attention::CrossAttentionPolicy> cross_policy;
+      if (cross) {
+        cross_policy = attention::create_cross_policy(options.cross_policy.name, shape,
+                                                      options.cross_policy.settings);
+        dit->set_cross_policy(cross_policy.get());
+      }
       BlockSampler sampler(*dit, *policy, size);
       at::manual_seed(options.seed);
 
@@ -158,6 +171,11 @@ std::vector<ModelBenchRow> run_model_bench(
       const attention::PolicyStats stats = policy->stats();
       row.cache_tokens = stats.total_tokens();
       row.cache_bytes = stats.total_bytes();
+      if (cross_policy) {
+        row.cross_policy = cross_policy->name();
+        row.prompt_kept = cross_policy->stats().kept_share();
+        dit->set_cross_policy(nullptr);
+      }
       rows.push_back(row);
       if (on_row) on_row(row);
     }
@@ -187,7 +205,11 @@ nlohmann::json model_bench_json(const ModelBenchOptions& options,
                     {"rest_ms_median", row.rest_ms_median},
                     {"path_ms_median", row.path_ms_median},
                     {"block_ms", row.block_ms},
-                    {"split_block_ms", row.split_block_ms}});
+                    {"split_block_ms", row.split_block_ms},
+                    {"cross_policy", row.cross_policy.empty() ? nlohmann::json()
+                                                              : nlohmann::json(row.cross_policy)},
+                    {"prompt_kept", row.cross_policy.empty() ? nlohmann::json()
+                                                             : nlohmann::json(row.prompt_kept)}});
   }
   return {{"benchmark", "model"},
           {"config", options.config.name},

@@ -24,6 +24,9 @@ struct ModelBenchOptions {
   model::ModelConfig config;
   std::vector<std::string> resolutions{""};  // names of config.resolutions; "" = default frame
   std::vector<ModelBenchPolicy> policies;
+  // A model with cross-attention: the policy every row's cross-attention goes through (dense or
+  // annca, Note [AnnCA]) and its settings; the prompt is random (from `seed`).
+  ModelBenchPolicy cross_policy{"dense"};
   at::Device device = at::kCPU;
   at::ScalarType dtype = at::kFloat;
   int warmup_blocks = 9;  // untimed; past the window so casts have happened
@@ -47,14 +50,16 @@ struct ModelBenchRow {
   double video_frames_per_block = 0.0;
   double fps = 0.0;  // video frames per block / DiT seconds per block (Dummy Forcing's FPS)
   int64_t cache_tokens = 0, cache_bytes = 0;
+  std::string cross_policy;  // "" without cross-attention
+  double prompt_kept = 1.0;  // the share of (frame, head, prompt token) triples attended
   // From `timed_blocks` further blocks with the policy's path timer attached (CUDA events on a
   // GPU): the attention paths' share of a block (gathers and scatters included) and the rest
   // (projections, MLPs, norms, RoPE), medians. Kept apart from block_ms, which runs untimed.
   double attention_ms_median = 0.0;
   double rest_ms_median = 0.0;
   std::map<std::string, double> path_ms_median;  // per attention path (the policy's names)
-  std::vector<double> block_ms;                   // every timed block, in order
-  std::vector<double> split_block_ms;             // every split block (events, with the timer)
+  std::vector<double> block_ms;                  // every timed block, in order
+  std::vector<double> split_block_ms;            // every split block (events, with the timer)
 };
 
 // Runs every (resolution, policy) pair on one randomly initialised model; `on_row` sees each

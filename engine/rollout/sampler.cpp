@@ -177,7 +177,9 @@ at::Tensor BlockSampler::generate(const at::Tensor& noise, const at::Tensor& act
   if (graph_) {
     // Replay when this key was recorded; record when the key held for two blocks in a row (a
     // warm-up whose stores still grow changes it every block and is never recorded).
-    const std::optional<uint64_t> key = policy_.block_replay_key(clean_step(block_index));
+    std::optional<uint64_t> key = policy_.block_replay_key(clean_step(block_index));
+    const attention::CrossAttentionPolicy* cross = model_.cross_policy();
+    if (cross != nullptr && !cross->replayable()) key.reset();
     const bool replay = key && ((graph_->recorded() && graph_->key() == *key) || last_key_ == key);
     last_key_ = key;
     if (replay) {
@@ -262,9 +264,9 @@ at::Tensor BlockSampler::run_token_denoise(const at::Tensor& noise, const at::Te
     const double t = schedule_[static_cast<size_t>(k)];
     const at::Tensor logits =
         model_.forward_block(batch, policy_, step_info(block_index, k, t, /*clean=*/false));
-    MaskedPass pass = masked_pass(tokens, logits, uniforms.select(0, k), mask_id,
-                                  tokens_.temperature, tokens_.top_p, tokens_.sure,
-                                  stay_share(k, tokens_.passes), unsure);
+    MaskedPass pass =
+        masked_pass(tokens, logits, uniforms.select(0, k), mask_id, tokens_.temperature,
+                    tokens_.top_p, tokens_.sure, stay_share(k, tokens_.passes), unsure);
     tokens = std::move(pass.tokens);
     unsure = std::move(pass.unsure);
   }
@@ -274,7 +276,7 @@ at::Tensor BlockSampler::run_token_denoise(const at::Tensor& noise, const at::Te
 }
 
 at::Tensor BlockSampler::track_quarters(const at::Tensor& tokens, int64_t frame_start,
-                                       const at::Tensor& given) {
+                                        const at::Tensor& given) {
   const int64_t frames = tokens.size(1);
   const auto longs = at::TensorOptions().dtype(at::kLong).device(tokens.device());
   at::Tensor quarters;
@@ -289,11 +291,11 @@ at::Tensor BlockSampler::track_quarters(const at::Tensor& tokens, int64_t frame_
     // later frames follow from it.
     const std::vector<int>& first = model_.config().tile_quarters;
     const at::Tensor sink = at::full({1}, first[0] * 2 + first[1], longs);
-    quarters = frames == 1 ? sink.view({1, 1})
-                           : at::cat({sink.view({1, 1}),
-                                      model::follow_quarters(sink, tokens.select(1, 0),
-                                                             tokens.slice(1, 1))},
-                                     1);
+    quarters = frames == 1
+                   ? sink.view({1, 1})
+                   : at::cat({sink.view({1, 1}), model::follow_quarters(sink, tokens.select(1, 0),
+                                                                        tokens.slice(1, 1))},
+                             1);
   } else if (quarter_.defined()) {
     quarters = model::follow_quarters(quarter_, quarter_tokens_, tokens);
   } else {
@@ -327,8 +329,7 @@ void BlockSampler::run_commit(const at::Tensor& x0, const at::Tensor& actions, i
     const at::Tensor tokens = last_decoded_.defined() && x0.is_same(last_decoded_)
                                   ? last_tokens_
                                   : tokenizer_->encode(x0);
-    const at::Tensor levels =
-        at::zeros({1, x0.size(1)}, at::TensorOptions().device(x0.device()));
+    const at::Tensor levels = at::zeros({1, x0.size(1)}, at::TensorOptions().device(x0.device()));
     model::FrameBatch batch{tokens, levels, actions, frame_start, at::Tensor()};
     batch.rope = rope;
     if (!model_.config().tile_quarters.empty()) {

@@ -60,13 +60,16 @@ TEST(ModelConfig, BundledWanParsesWithResolutions) {
   EXPECT_EQ(c.grid_h(p720) * c.grid_w(p720), 45 * 80);
   EXPECT_EQ(c.grid_h(p1080) * c.grid_w(p1080), 68 * 120);
   EXPECT_THAT(testing::error_of([&] { c.resolve("4k"); }), HasSubstr("unknown resolution '4k'"));
-  // Parameter count of Wan 2.1 1.3B without text cross-attention: about 1.3e9 minus those.
+  EXPECT_EQ(c.cross_attention.tokens, 512);
+  EXPECT_EQ(c.cross_attention.width, 4096);
+  // Parameter count of Wan 2.1 1.3B with its text cross-attention and text embedding (the text
+  // encoder apart): about 1.4e9.
   int64_t params = 0;
   for (const TensorSpec& spec : model_tensor_specs(c, Dtype::kBF16)) {
     params += shape_numel(spec.shape).value();
   }
-  EXPECT_GT(params, 1'000'000'000);
-  EXPECT_LT(params, 1'300'000'000);
+  EXPECT_GT(params, 1'300'000'000);
+  EXPECT_LT(params, 1'500'000'000);
 }
 
 TEST(ModelConfig, RoundTripsThroughJson) {

@@ -43,5 +43,35 @@ TEST(ModelBench, RowsCarryBlockTimesAndAnAttentionRestSplit) {
   EXPECT_GT(json["rows"][1]["rest_ms_median"].get<double>(), 0.0);
 }
 
+TEST(ModelBench, AModelWithCrossAttentionRunsItThroughTheCrossPolicy) {
+  ModelBenchOptions options;
+  options.config = testing::tiny_config();
+  options.config.cross_attention.tokens = 40;
+  options.config.cross_attention.width = 24;
+  options.policies = {{"dense", {{"window", 3}}}, {"annsa", {{"window", 3}}}};
+  options.warmup_blocks = 3;
+  options.timed_blocks = 1;
+  options.split_blocks = 0;
+  options.cross_policy = {"annca", {{"bits", 6}, {"min_kept", 2}}};
+  const std::vector<ModelBenchRow> rows = run_model_bench(options);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const ModelBenchRow& row : rows) {
+    SCOPED_TRACE(row.policy);
+    EXPECT_EQ(row.cross_policy, "annca");
+    EXPECT_GT(row.prompt_kept, 0.0);
+    EXPECT_LE(row.prompt_kept, 1.0);
+    EXPECT_GT(row.block_ms_median, 0.0);
+  }
+  const nlohmann::json json = model_bench_json(options, rows);
+  EXPECT_EQ(json["rows"][0]["cross_policy"], "annca");
+  // A model without cross-attention reports none.
+  options.config = testing::tiny_config();
+  options.cross_policy = {"dense"};
+  options.policies = {{"dense", {{"window", 3}}}};
+  const std::vector<ModelBenchRow> plain = run_model_bench(options);
+  EXPECT_TRUE(plain[0].cross_policy.empty());
+  EXPECT_TRUE(model_bench_json(options, plain)["rows"][0]["prompt_kept"].is_null());
+}
+
 }  // namespace
 }  // namespace wc::rollout

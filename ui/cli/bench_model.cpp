@@ -27,14 +27,23 @@ struct BenchModelOptions {
   std::vector<std::string> resolutions;
   std::vector<std::string> policies{"dense"};
   std::vector<std::string> settings;  // NAME=JSON overrides
-  int window_blocks = 6;              // rolling blocks next to the sink block
-  int warmup = -1;                    // -1: window + 2 blocks
+  std::string cross_policy = "dense";
+  std::string cross_settings = "{}";
+  int window_blocks = 6;  // rolling blocks next to the sink block
+  int warmup = -1;        // -1: window + 2 blocks
   int blocks = 5;
   int split_blocks = -1;  // -1: blocks
   uint64_t seed = 0;
   std::string json_path;
   std::string trace_dir;
 };
+
+// "37.5%".
+std::string format_share(double share) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f%%", 100.0 * share);
+  return text;
+}
 
 // HeadCast's fixed comparison cast for `heads` heads per layer, in the proportions of the
 // attention benches' 12-head cast (2 Sink + 2 Dummy / 4 Spatial / 4 Global): a sixth Sink, a sixth
@@ -112,22 +121,34 @@ void run_bench_model(const BenchModelOptions& options) {
     throw Error("--trace", "this build cannot record kernel traces (needs CUDA and LibTorch 2)");
   }
   bench.seed = options.seed;
+  bench.cross_policy.name = options.cross_policy;
+  bench.cross_policy.settings = parse_json(options.cross_settings, "bench model: --cross-settings");
+  if (!config.cross_attention.active() &&
+      (options.cross_policy != "dense" || !bench.cross_policy.settings.empty())) {
+    throw Error("--cross-policy", config.file + " has no cross-attention (no \"cross_attention\")");
+  }
 
   std::printf("bench model: %s on %s (%s), %d warm-up + %d timed blocks, %d forwards/block\n",
               config.name.c_str(), bench.device.str().c_str(), dtype.c_str(), bench.warmup_blocks,
               bench.timed_blocks, config.sampler.steps + 1);
-  std::printf("| %-10s | %-9s | %7s | %10s | %10s | %10s | %9s | %8s | %11s | %10s | %10s |\n",
-              "resolution", "policy", "tokens", "block ms", "p10 ms", "p90 ms", "decode ms", "FPS",
-              "cache MiB", "attn ms*", "rest ms*");
+  if (config.cross_attention.active()) {
+    std::printf("cross-attention: %s over a random prompt of %d tokens (%s)\n",
+                bench.cross_policy.name.c_str(), config.cross_attention.tokens,
+                bench.cross_policy.settings.dump().c_str());
+  }
+  std::printf(
+      "| %-10s | %-9s | %7s | %10s | %10s | %10s | %9s | %8s | %11s | %10s | %10s | %11s |\n",
+      "resolution", "policy", "tokens", "block ms", "p10 ms", "p90 ms", "decode ms", "FPS",
+      "cache MiB", "attn ms*", "rest ms*", "prompt kept");
   std::fflush(stdout);
   const auto rows = rollout::run_model_bench(bench, [](const rollout::ModelBenchRow& row) {
     std::printf(
         "| %-10s | %-9s | %7lld | %10.2f | %10.2f | %10.2f | %9.3f | %8.2f | %11.1f | %10.2f | "
-        "%10.2f |\n",
+        "%10.2f | %11s |\n",
         row.resolution.c_str(), row.policy.c_str(), static_cast<long long>(row.tokens_per_block),
         row.block_ms_median, row.block_ms_p10, row.block_ms_p90, row.decode_ms_median, row.fps,
         static_cast<double>(row.cache_bytes) / (1 << 20), row.attention_ms_median,
-        row.rest_ms_median);
+        row.rest_ms_median, row.cross_policy.empty() ? "-" : format_share(row.prompt_kept).c_str());
     std::fflush(stdout);
   });
   std::printf(
@@ -174,7 +195,13 @@ const bool kRegistered = register_bench("model", [](CLI::App& bench) {
                    "Record one further block per policy as a kernel trace in this folder "
                    "(trace_RES_POLICY.json; CUDA builds)")
       ->check(CLI::ExistingDirectory);
-  command->add_option("--seed", options->seed, "Weights and noise seed");
+  command
+      ->add_option("--cross-policy", options->cross_policy,
+                   "A model with cross-attention: dense or annca (Note [AnnCA])")
+      ->capture_default_str();
+  command->add_option("--cross-settings", options->cross_settings,
+                      "JSON settings of the cross-attention policy, e.g. '{\"bits\":8}'");
+  command->add_option("--seed", options->seed, "Weights, noise and prompt seed");
   command->add_option("--json", options->json_path, "Also write the result as JSON to FILE");
   command->callback([options] { run_bench_model(*options); });
 });
