@@ -10,6 +10,7 @@
 #include "engine/core/timing.h"
 #include "engine/model/dit.h"
 #include "engine/model/prediction.h"
+#include "engine/model/prompt.h"
 #include "engine/model/weights.h"
 #include "engine/rollout/cpu_allocator.h"
 #include "engine/rollout/decode.h"
@@ -46,10 +47,11 @@ std::vector<ModelBenchRow> run_model_bench(
   dit->eval();
   const bool cross = config.cross_attention.active();
   if (cross) {
-    at::Generator generator = at::detail::createCPUGenerator(options.seed);
-    dit->set_prompt(at::randn({config.cross_attention.tokens, config.cross_attention.width},
-                              generator, at::kFloat)
+    dit->set_prompt((options.prompt_file.empty() ? model::random_prompt(config, options.seed)
+                                                 : model::read_prompt(options.prompt_file, config))
                         .to(options.device));
+  } else if (!options.prompt_file.empty()) {
+    (void)model::read_prompt(options.prompt_file, config);  // names the config's lack of it
   }
 
   std::vector<ModelBenchRow> rows;

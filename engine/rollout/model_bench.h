@@ -25,8 +25,9 @@ struct ModelBenchOptions {
   std::vector<std::string> resolutions{""};  // names of config.resolutions; "" = default frame
   std::vector<ModelBenchPolicy> policies;
   // A model with cross-attention: the policy every row's cross-attention goes through (dense or
-  // annca, Note [AnnCA]) and its settings; the prompt is random (from `seed`).
+  // annca, Note [AnnCA]) and its settings.
   ModelBenchPolicy cross_policy{"dense"};
+  std::string prompt_file;  // the prompt's embeddings (model/prompt.h); "" = random from `seed`
   at::Device device = at::kCPU;
   at::ScalarType dtype = at::kFloat;
   int warmup_blocks = 9;  // untimed; past the window so casts have happened

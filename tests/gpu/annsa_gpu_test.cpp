@@ -1,12 +1,14 @@
-// AnnSA on CUDA in bf16 (Note [AnnSA tiles]): the block-sparse path (the memory-efficient kernel
-// with its log-sum-exp) against the float64 masked reference on the same rounded inputs, at a
-// Wan-like head size and a history of thousands of keys, with a TempCache bias and empty slots;
-// and the annsa / fast-ar policies over a short rollout against the same policies on the CPU.
-// Skipped with a reason where no CUDA device is present.
+// AnnSA and AnnCA on CUDA in bf16 (Note [AnnSA tiles], Note [AnnCA]): AnnSA's block-sparse path
+// (the memory-efficient kernel with its log-sum-exp) against the float64 masked reference on the
+// same rounded inputs, at a Wan-like head size and a history of thousands of keys, with a
+// TempCache bias and empty slots; the annsa / fast-ar policies over a short rollout against the
+// same policies on the CPU; AnnCA's gathered path against its masked reference and, keeping every
+// token, against dense cross-attention. Skipped with a reason where no CUDA device is present.
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
 
 #include "engine/attention/bucket_attention.h"
+#include "engine/attention/cross_attention_policy.h"
 #include "engine/attention/registry.h"
 #include "engine/attention/sdpa.h"
 #include "engine/attention/temp_cache_match.h"
@@ -91,8 +93,8 @@ TEST(AnnsaGpu, PoliciesMatchTheirCpuRuns) {
       const at::Tensor q = x.q.to(at::kBFloat16), k = x.k.to(at::kBFloat16),
                        v = x.v.to(at::kBFloat16);
       for (int layer = 0; layer < cpu.num_layers; ++layer) {
-        const at::Tensor a = on_cpu->attend(layer, q.to(at::kFloat), k.to(at::kFloat),
-                                            v.to(at::kFloat), step);
+        const at::Tensor a =
+            on_cpu->attend(layer, q.to(at::kFloat), k.to(at::kFloat), v.to(at::kFloat), step);
         const at::Tensor b = on_gpu->attend(layer, q.cuda(), k.cuda(), v.cuda(), step);
         EXPECT_LT(relative_error(b, a), 2e-2) << "block " << block << " layer " << layer;
         on_cpu->commit(layer, k.to(at::kFloat), v.to(at::kFloat), step);
@@ -101,6 +103,49 @@ TEST(AnnsaGpu, PoliciesMatchTheirCpuRuns) {
     }
     EXPECT_LT(on_gpu->stats().ann.kept_share(), 1.0);
   }
+}
+
+// AnnCA on CUDA (Note [AnnCA]): the gathered path (SDPA with the pad bias) against the float64
+// masked reference at 720P-like sizes with a 512-token prompt, and the whole policy against dense
+// cross-attention when every token is kept.
+TEST(AnnCaGpu, GatheredPathMatchesTheMaskedReference) {
+  if (!at::hasCUDA()) GTEST_SKIP() << kNoCuda;
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  const int64_t rows = 4, frames = 3, per_frame = 600, prompt = 512, d = 128;
+  const auto f32 = at::TensorOptions().dtype(at::kFloat);
+  const at::Tensor q = at::randn({rows, frames * per_frame, d}, gen, f32).to(at::kBFloat16);
+  const at::Tensor k = at::randn({rows, prompt, d}, gen, f32).to(at::kBFloat16);
+  const at::Tensor v = at::randn({rows, prompt, d}, gen, f32).to(at::kBFloat16);
+  const std::vector<at::Tensor> tables = {lsh_projections(rows, d, 8, 1, at::kCPU)};
+  const at::Tensor keep = annca_keep(q.to(at::kFloat), k.to(at::kFloat), tables, frames, 16);
+  const at::Tensor truth =
+      kept_cross_attention_reference(q.to(at::kDouble), k.to(at::kDouble), v.to(at::kDouble), keep);
+  const at::Tensor out = kept_cross_attention(q.cuda(), k.cuda(), v.cuda(), keep.cuda());
+  EXPECT_EQ(out.scalar_type(), at::kBFloat16);
+  EXPECT_LT(relative_error(out, truth), 1e-2);
+  // The rule on the device is the rule on the CPU.
+  std::vector<at::Tensor> device_tables = {tables[0].cuda()};
+  EXPECT_TRUE(at::equal(
+      annca_keep(q.cuda().to(at::kFloat), k.cuda().to(at::kFloat), device_tables, frames, 16).cpu(),
+      keep));
+
+  ModelShape shape;
+  shape.num_layers = 1;
+  shape.num_heads = rows;
+  shape.head_dim = d;
+  shape.geometry = BlockGeometry{static_cast<int>(frames), 20, 30};
+  shape.device = at::Device(at::kCUDA);
+  shape.dtype = at::kBFloat16;
+  auto all = create_cross_policy("annca", shape, {{"min_kept", prompt}});
+  auto dense = create_cross_policy("dense", shape, nlohmann::json::object());
+  StepInfo step;
+  step.geometry = shape.geometry;
+  const at::Tensor q4 = q.cuda().unsqueeze(0), k4 = k.cuda().unsqueeze(0),
+                   v4 = v.cuda().unsqueeze(0);
+  EXPECT_LT(relative_error(all->attend(0, q4, k4, v4, step), dense->attend(0, q4, k4, v4, step)),
+            1e-2);
 }
 
 }  // namespace

@@ -3,13 +3,16 @@
 // policies against the training forward, the prompt's errors and the config's fields.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 
 #include "engine/attention/cross_attention_policy.h"
 #include "engine/attention/registry.h"
 #include "engine/attention/sdpa.h"
 #include "engine/core/error.h"
+#include "engine/core/safetensors_torch.h"
 #include "engine/model/dit.h"
+#include "engine/model/prompt.h"
 #include "engine/model/weights.h"
 #include "tests/model/model_test_util.h"
 
@@ -207,6 +210,44 @@ TEST(CrossAttentionModel, ConfigFieldsRoundTripAndBadValuesAreRefused) {
   refused({{"tokens", 8}, {"width", 4.5}}, "width");
   refused({{"tokens", 8}, {"width", 4}, {"heads", 2}}, "heads");
   refused("512", "cross_attention");
+}
+
+// A prompt file: the "prompt" tensor of a safetensors file, refused by file and what differs.
+TEST(CrossAttentionModel, PromptFilesAreReadAndBadOnesRefusedByFileAndShape) {
+  const ModelConfig c = cross_config();
+  const std::string dir = ::testing::TempDir();
+  const auto write = [&](const std::string& name, const TensorMap& tensors) {
+    const std::string path = dir + "/wc_prompt_" + name + ".safetensors";
+    write_safetensors(path, tensors);
+    return path;
+  };
+  const at::Tensor good = at::randn({6, 10});
+  const at::Tensor read = read_prompt(write("good", {{"prompt", good}}), c);
+  EXPECT_TRUE(at::equal(read, good));
+  EXPECT_TRUE(at::equal(read_prompt(write("half", {{"prompt", good.to(at::kBFloat16)}}), c),
+                        good.to(at::kBFloat16).to(at::kFloat)));
+  const auto refused = [&](const std::string& path, const std::string& needle,
+                           const ModelConfig& config) {
+    try {
+      read_prompt(path, config);
+      ADD_FAILURE() << "accepted " << path;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  const std::string wide = write("wide", {{"prompt", at::zeros({6, 12})}});
+  refused(wide, "shape [6, 12], the model's cross_attention takes [6, 10]", c);
+  refused(wide, wide, c);
+  refused(write("missing", {{"embeddings", good}}), "'prompt'", c);
+  refused(write("ints", {{"prompt", at::zeros({6, 10}, at::kInt)}}), "dtype", c);
+  at::Tensor nan = good.clone();
+  nan[2][3] = std::numeric_limits<float>::quiet_NaN();
+  refused(write("nan", {{"prompt", nan}}), "NaN", c);
+  refused(dir + "/wc_prompt_none.safetensors", "wc_prompt_none", c);
+  refused(write("plain", {{"prompt", good}}), "no cross-attention", testing::tiny_config());
+  // Random prompts are the seed's.
+  EXPECT_TRUE(at::equal(random_prompt(c, 3), random_prompt(c, 3)));
+  EXPECT_FALSE(at::equal(random_prompt(c, 3), random_prompt(c, 4)));
 }
 
 }  // namespace

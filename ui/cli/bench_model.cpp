@@ -29,6 +29,7 @@ struct BenchModelOptions {
   std::vector<std::string> settings;  // NAME=JSON overrides
   std::string cross_policy = "dense";
   std::string cross_settings = "{}";
+  std::string prompt;     // safetensors file with a "prompt" tensor; "" = random
   int window_blocks = 6;  // rolling blocks next to the sink block
   int warmup = -1;        // -1: window + 2 blocks
   int blocks = 5;
@@ -121,6 +122,7 @@ void run_bench_model(const BenchModelOptions& options) {
     throw Error("--trace", "this build cannot record kernel traces (needs CUDA and LibTorch 2)");
   }
   bench.seed = options.seed;
+  bench.prompt_file = options.prompt;
   bench.cross_policy.name = options.cross_policy;
   bench.cross_policy.settings = parse_json(options.cross_settings, "bench model: --cross-settings");
   if (!config.cross_attention.active() &&
@@ -132,9 +134,9 @@ void run_bench_model(const BenchModelOptions& options) {
               config.name.c_str(), bench.device.str().c_str(), dtype.c_str(), bench.warmup_blocks,
               bench.timed_blocks, config.sampler.steps + 1);
   if (config.cross_attention.active()) {
-    std::printf("cross-attention: %s over a random prompt of %d tokens (%s)\n",
-                bench.cross_policy.name.c_str(), config.cross_attention.tokens,
-                bench.cross_policy.settings.dump().c_str());
+    std::printf("cross-attention: %s over %s of %d tokens (%s)\n", bench.cross_policy.name.c_str(),
+                bench.prompt_file.empty() ? "a random prompt" : bench.prompt_file.c_str(),
+                config.cross_attention.tokens, bench.cross_policy.settings.dump().c_str());
   }
   std::printf(
       "| %-10s | %-9s | %7s | %10s | %10s | %10s | %9s | %8s | %11s | %10s | %10s | %11s |\n",
@@ -201,6 +203,9 @@ const bool kRegistered = register_bench("model", [](CLI::App& bench) {
       ->capture_default_str();
   command->add_option("--cross-settings", options->cross_settings,
                       "JSON settings of the cross-attention policy, e.g. '{\"bits\":8}'");
+  command->add_option("--prompt", options->prompt,
+                      "A model with cross-attention: a safetensors file whose tensor \"prompt\" "
+                      "holds its [tokens, width] embeddings (default: random from --seed)");
   command->add_option("--seed", options->seed, "Weights, noise and prompt seed");
   command->add_option("--json", options->json_path, "Also write the result as JSON to FILE");
   command->callback([options] { run_bench_model(*options); });
