@@ -33,15 +33,26 @@ RmsNormImpl::RmsNormImpl(int64_t dim, double eps) : eps_(eps) {
   weight = register_parameter("weight", at::ones({dim}));
 }
 
+namespace {
+
+// The q, k, v, o projections and the q/k RMS norms of an attention module (self- or cross-),
+// registered under the checkpoint's names in model_tensor_specs order.
+template <typename Attention>
+void register_projections(Attention& a, const ModelConfig& config) {
+  const int64_t d = config.hidden;
+  a.q = a.register_module("q", make_linear(d, d));
+  a.k = a.register_module("k", make_linear(d, d));
+  a.v = a.register_module("v", make_linear(d, d));
+  a.o = a.register_module("o", make_linear(d, d));
+  a.norm_q = a.register_module("norm_q", RmsNorm(d, config.norm_eps));
+  a.norm_k = a.register_module("norm_k", RmsNorm(d, config.norm_eps));
+}
+
+}  // namespace
+
 SelfAttentionImpl::SelfAttentionImpl(const ModelConfig& config)
     : heads_(config.heads), head_dim_(config.head_dim) {
-  const int64_t d = config.hidden;
-  q = register_module("q", make_linear(d, d));
-  k = register_module("k", make_linear(d, d));
-  v = register_module("v", make_linear(d, d));
-  o = register_module("o", make_linear(d, d));
-  norm_q = register_module("norm_q", RmsNorm(d, config.norm_eps));
-  norm_k = register_module("norm_k", RmsNorm(d, config.norm_eps));
+  register_projections(*this, config);
 }
 
 at::Tensor SelfAttentionImpl::forward(const at::Tensor& x, const RopeRotation& rope, int layer,
@@ -103,13 +114,7 @@ SelfAttentionImpl::Projections SelfAttentionImpl::projections(const std::vector<
 
 CrossAttentionImpl::CrossAttentionImpl(const ModelConfig& config)
     : heads_(config.heads), head_dim_(config.head_dim) {
-  const int64_t d = config.hidden;
-  q = register_module("q", make_linear(d, d));
-  k = register_module("k", make_linear(d, d));
-  v = register_module("v", make_linear(d, d));
-  o = register_module("o", make_linear(d, d));
-  norm_q = register_module("norm_q", RmsNorm(d, config.norm_eps));
-  norm_k = register_module("norm_k", RmsNorm(d, config.norm_eps));
+  register_projections(*this, config);
 }
 
 PromptKv CrossAttentionImpl::prompt_kv(const at::Tensor& context) {
