@@ -2,6 +2,7 @@
 #include "engine/attention/bench/cross_bench.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <c10/core/GradMode.h>
 #include <c10/core/ScalarType.h>
 
 #include <algorithm>
