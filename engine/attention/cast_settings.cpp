@@ -135,8 +135,14 @@ CastSettings apply_cast_settings(CastSettings base, const nlohmann::json& json,
   if (!json.is_object()) throw Error(where, "settings must be a JSON object");
   constexpr double kBig = 1e9;
   auto& t = base.thresholds;
+  nlohmann::json ann = nlohmann::json::object();
   for (const auto& [key, value] : json.items()) {
-    if (key == "window") {
+    if (is_ann_key(key)) {
+      ann[key] = value;
+    } else if (key == "global_ann") {
+      if (!value.is_boolean()) fail(where, key, "expected true or false, got " + value.dump());
+      base.global_ann = value.get<bool>();
+    } else if (key == "window") {
       // Headcast needs the sink block plus at least one rolling block (the Dummy context).
       base.window = parse_window_setting(value, shape.geometry, 2 * shape.geometry.frames, where);
     } else if (key == "theta_dummy") {
@@ -195,9 +201,11 @@ CastSettings apply_cast_settings(CastSettings base, const nlohmann::json& json,
            "unknown key (known: window, theta_dummy, theta_sink, theta_spatial, "
            "theta_spatial_score, gamma, worst_token, spatial_proxy, radius, cell, cell_mode, "
            "classify_block, "
-           "classify_step, classify_every_step, query_sample, seed, cast)");
+           "classify_step, classify_every_step, query_sample, seed, cast, global_ann, " +
+               std::string(kAnnKeyList) + ")");
     }
   }
+  base.ann = apply_ann_settings(base.ann, ann, where);
   if (base.window == 0 && base.classify_block < 0 && base.cast.is_null()) {
     fail(where, "classify_block",
          "must be given (>= 1) when window is 0 (unbounded): there is no window to fill");
@@ -207,23 +215,29 @@ CastSettings apply_cast_settings(CastSettings base, const nlohmann::json& json,
 
 nlohmann::json cast_settings_json(const CastSettings& settings) {
   const auto& t = settings.thresholds;
-  return {{"window", settings.window},
-          {"theta_dummy", t.theta_dummy},
-          {"theta_sink", t.theta_sink},
-          {"theta_spatial", t.theta_spatial},
-          {"theta_spatial_score", t.theta_spatial_score},
-          {"gamma", t.gamma},
-          {"worst_token", t.worst_token},
-          {"spatial_proxy", spatial_proxy_name(settings.spatial_proxy)},
-          {"radius", settings.radius},
-          {"cell", settings.cell},
-          {"cell_mode", cell_mode_name(settings.cell_mode)},
-          {"classify_block", settings.classify_block},
-          {"classify_step", settings.classify_step},
-          {"classify_every_step", settings.classify_every_step},
-          {"query_sample", settings.query_sample},
-          {"seed", settings.seed},
-          {"cast", settings.cast}};
+  nlohmann::json json = {{"window", settings.window},
+                         {"theta_dummy", t.theta_dummy},
+                         {"theta_sink", t.theta_sink},
+                         {"theta_spatial", t.theta_spatial},
+                         {"theta_spatial_score", t.theta_spatial_score},
+                         {"gamma", t.gamma},
+                         {"worst_token", t.worst_token},
+                         {"spatial_proxy", spatial_proxy_name(settings.spatial_proxy)},
+                         {"radius", settings.radius},
+                         {"cell", settings.cell},
+                         {"cell_mode", cell_mode_name(settings.cell_mode)},
+                         {"classify_block", settings.classify_block},
+                         {"classify_step", settings.classify_step},
+                         {"classify_every_step", settings.classify_every_step},
+                         {"query_sample", settings.query_sample},
+                         {"seed", settings.seed},
+                         {"cast", settings.cast}};
+  // AnnSA's keys only where it runs: every other reader of a cast's settings sees them unchanged.
+  if (settings.global_ann) {
+    json["global_ann"] = true;
+    json.update(ann_settings_json(settings.ann));
+  }
+  return json;
 }
 
 std::optional<std::vector<std::vector<HeadType>>> forced_cast(const CastSettings& settings,

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "engine/attention/ann_settings.h"
 #include "engine/attention/attention_policy.h"
 #include "engine/attention/head_type.h"
 
@@ -50,6 +51,11 @@ struct CastSettings {
   int64_t query_sample = 512;  // query rows used for classification, 0 = all
   uint64_t seed = 0;
   nlohmann::json cast;  // null (classify online) or a validated {"mix"} / {"layers"}
+  // FAST-AR's AnnSA on the Global heads (Note [AnnSA tiles]): each of their queries attends to the
+  // history keys of its own and nearby buckets and to the whole current block, with `ann` (the
+  // ann_* keys). The heads' cache is unchanged; their attention is not replayed from a CUDA graph.
+  bool global_ann = false;
+  AnnSettings ann;
 };
 
 // Note [Worst-token scores]

@@ -98,6 +98,11 @@ void CombinedPolicy::apply(const nlohmann::json& json) {
   if (!json.is_object()) throw Error(kWhere, "settings must be a JSON object");
   const CastSettings cast =
       apply_cast_settings(cast_settings_, headcast_part(json), shape_, kWhere);
+  if (cast.global_ann) {
+    throw Error(kWhere,
+                "key 'global_ann': HeadCast's option; combined's Global heads attend over "
+                "TempCache's merged history (TempCache + AnnSA is the fast-ar policy)");
+  }
   TempCacheSettings temp = apply_tempcache_settings(temp_settings_, tempcache_part(json),
                                                     shape_.geometry, false, kWhere);
   temp.window = cast.window;
@@ -348,8 +353,8 @@ PolicyStats CombinedPolicy::stats() const {
     }
     std::vector<HeadStats> heads;
     for (size_t h = 0; h < layer.types.size(); ++h) {
-      heads.push_back(HeadStats{layer.types[h],
-                                head_scores(layer.evidence[h], cast_settings_.thresholds)});
+      heads.push_back(
+          HeadStats{layer.types[h], head_scores(layer.evidence[h], cast_settings_.thresholds)});
     }
     stats.heads.push_back(std::move(heads));
     for (const TempCacheStore& store : layer.global) {

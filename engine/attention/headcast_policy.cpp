@@ -5,6 +5,8 @@
 
 #include "engine/attention/classify_heads.h"
 #include "engine/attention/dense_policy.h"
+#include "engine/attention/temp_cache_match.h"
+#include "engine/attention/tempcache_policy.h"
 #include "engine/core/error.h"
 
 namespace wc::attention {
@@ -25,7 +27,50 @@ HeadCastPolicy::HeadCastPolicy(const ModelShape& shape, const nlohmann::json& se
       store_shape_{shape.batch, shape.head_dim, shape.geometry,
                    at::TensorOptions().dtype(shape.dtype).device(shape.device)},
       settings_(apply_cast_settings(default_cast_settings(shape), settings, shape, kWhere)) {
+  make_ann_projections();
   reset();
+}
+
+void HeadCastPolicy::make_ann_projections() {
+  ann_projections_.clear();
+  if (!settings_.global_ann) return;
+  // The projections of the annsa policy (the same seeds), so a cast of only Global heads under
+  // global_ann attends as annsa does over the same window.
+  for (int layer = 0; layer < shape_.num_layers; ++layer) {
+    ann_projections_.push_back(
+        lsh_projections(shape_.num_heads, shape_.head_dim, settings_.ann.bits,
+                        tempcache_store_seed(settings_.ann.seed, layer, 7), shape_.device));
+  }
+}
+
+at::Tensor HeadCastPolicy::global_ann_attention(int layer, const at::Tensor& q,
+                                                const at::Tensor& keys, const at::Tensor& values,
+                                                int64_t history, const std::vector<int>& heads) {
+  const int64_t batch = q.size(0), count = q.size(1), d = q.size(3), rows = batch * count;
+  const int64_t total = keys.size(2);
+  std::vector<int64_t> indices(heads.begin(), heads.end());
+  const at::Tensor index = at::tensor(indices, at::TensorOptions().dtype(at::kLong))
+                               .to(ann_projections_[static_cast<size_t>(layer)].device());
+  const at::Tensor projections = ann_projections_[static_cast<size_t>(layer)]
+                                     .index_select(0, index)
+                                     .unsqueeze(0)
+                                     .expand({batch, count, d, settings_.ann.bits})
+                                     .reshape({rows, d, settings_.ann.bits});
+  const at::Tensor k = keys.reshape({rows, total, d});
+  const at::Tensor v = values.reshape({rows, total, d});
+  BucketAttentionInputs in;
+  in.q = q.reshape({rows, -1, d});
+  in.q_codes = lsh_codes(in.q, projections);
+  in.keys = k.narrow(1, 0, history);
+  in.values = v.narrow(1, 0, history);
+  in.key_codes = lsh_codes(in.keys, projections);
+  in.current_keys = k.narrow(1, history, total - history);
+  in.current_values = v.narrow(1, history, total - history);
+  in.bits = settings_.ann.bits;
+  in.radius = settings_.ann.radius;
+  in.tile = settings_.ann.tile;
+  in.block = settings_.ann.block;
+  return bucket_attention(in, &ann_counts_).view(q.sizes());
 }
 
 StoreLayout HeadCastPolicy::layout() const {
@@ -35,6 +80,7 @@ StoreLayout HeadCastPolicy::layout() const {
 }
 
 void HeadCastPolicy::reset() {
+  ann_counts_ = BucketAttentionCounts::zeros(shape_.device);
   layers_.clear();
   warmup_start_ = 0;
   blocks_committed_ = 0;
@@ -60,7 +106,13 @@ at::Tensor HeadCastPolicy::attend(int index, const at::Tensor& q, const at::Tens
                                   const at::Tensor& v, const StepInfo& step) {
   check_attention_inputs("headcast", shape_, index, q, k, v, step);
   Layer& layer = layers_[static_cast<size_t>(index)];
-  at::Tensor out = layer.stores.attend(q, k, v, timer_, step.heads_grouped);
+  const HistoryAttention global = [this, index](const at::Tensor& gq, const at::Tensor& keys,
+                                                const at::Tensor& values, int64_t history,
+                                                const std::vector<int>& heads) {
+    return global_ann_attention(index, gq, keys, values, history, heads);
+  };
+  at::Tensor out = layer.stores.attend(q, k, v, timer_, step.heads_grouped,
+                                       settings_.global_ann ? &global : nullptr);
   // Classification at the first block whose history holds the window (before any eviction), at
   // step classify_step, or on the clean pass when the rollout has fewer denoising steps; with
   // classify_every_step, at every step of that block from there on (Note [Every-step evidence]).
@@ -135,6 +187,10 @@ void HeadCastPolicy::commit(int index, const at::Tensor& k, const at::Tensor& v,
 void HeadCastPolicy::configure(const nlohmann::json& json) {
   const CastSettings old = settings_;
   settings_ = apply_cast_settings(settings_, json, shape_, kWhere);
+  if (settings_.global_ann != old.global_ann || settings_.ann.bits != old.ann.bits ||
+      settings_.ann.seed != old.ann.seed) {
+    make_ann_projections();
+  }
   const bool layout_changed = old.window != settings_.window || old.cell != settings_.cell ||
                               old.cell_mode != settings_.cell_mode;
   if (settings_.cast != old.cast) {
@@ -188,7 +244,8 @@ const std::vector<int>* HeadCastPolicy::head_order(int layer) const {
 }
 
 std::optional<uint64_t> HeadCastPolicy::attend_replay_key() const {
-  if (timer_ != nullptr) return std::nullopt;  // timed paths need their host-side timer calls
+  if (timer_ != nullptr) return std::nullopt;     // timed paths need their host-side timer calls
+  if (settings_.global_ann) return std::nullopt;  // AnnSA reads a count on the host per call
   ReplayKey key;
   for (const Layer& layer : layers_) {
     // attend() may classify until the cast is decided and applied.
@@ -243,6 +300,12 @@ PolicyStats HeadCastPolicy::stats() const {
   }
   if (stats.classified && compared > 0) {
     stats.recast_agreement = static_cast<double>(kept) / static_cast<double>(compared);
+  }
+  if (settings_.global_ann) {
+    stats.ann.history_pairs = ann_counts_.history_pairs.item<double>();
+    stats.ann.allowed_pairs = ann_counts_.allowed_pairs.item<double>();
+    stats.ann.gathered_pairs = ann_counts_.gathered_pairs.item<double>();
+    stats.ann.largest_bucket = ann_counts_.largest_bucket.item<double>();
   }
   return stats;
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/attention/attention_policy.h"
+#include "engine/attention/bucket_attention.h"
 #include "engine/attention/cast_settings.h"
 #include "engine/attention/head_cast.h"
 #include "engine/attention/layer_stores.h"
@@ -56,6 +57,12 @@ class HeadCastPolicy : public AttentionPolicy {
 
   StoreLayout layout() const;
   void classify(Layer& layer, int index, const at::Tensor& q, int64_t block, bool grouped);
+  // AnnSA on the Global heads (CastSettings::global_ann): the projections of every layer's heads
+  // and the Global path that uses them.
+  void make_ann_projections();
+  at::Tensor global_ann_attention(int layer, const at::Tensor& q, const at::Tensor& keys,
+                                  const at::Tensor& values, int64_t history,
+                                  const std::vector<int>& heads);
   std::vector<HeadType> decide(const Layer& layer) const;
 
   ModelShape shape_;
@@ -64,6 +71,8 @@ class HeadCastPolicy : public AttentionPolicy {
   std::vector<Layer> layers_;
   int64_t warmup_start_ = 0;
   int64_t blocks_committed_ = 0;
+  std::vector<at::Tensor> ann_projections_;  // [layer] [H, D, bits], when global_ann
+  BucketAttentionCounts ann_counts_;
 };
 
 std::unique_ptr<AttentionPolicy> make_headcast_policy(const ModelShape& shape,

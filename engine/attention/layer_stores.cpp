@@ -206,16 +206,21 @@ void LayerStores::recast(const std::vector<HeadType>& types, const StoreLayout& 
 }
 
 at::Tensor LayerStores::attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                               PathTimer* timer, bool grouped) {
+                               PathTimer* timer, bool grouped, const HistoryAttention* global) {
   const auto heads = static_cast<int64_t>(types_.size());
+  const auto instead = [&](size_t i) {
+    return window_types_[i] == HeadType::kGlobal ? global : nullptr;
+  };
   if (windows_.size() == 1 && sink_dummy_.empty() && windows_[0].cells().is_whole() &&
       windows_[0].selection().contiguous()) {
     // Every head in one plain store, in order: its output is the layer's output.
-    return windows_[0].attend(q, k, v, nullptr, timer, window_path_name(window_types_[0]), grouped);
+    return windows_[0].attend(q, k, v, nullptr, timer, window_path_name(window_types_[0]), grouped,
+                              instead(0));
   }
   at::Tensor out = empty_layer_output(q, heads);
   for (size_t i = 0; i < windows_.size(); ++i) {
-    windows_[i].attend(q, k, v, &out, timer, window_path_name(window_types_[i]), grouped);
+    windows_[i].attend(q, k, v, &out, timer, window_path_name(window_types_[i]), grouped,
+                       instead(i));
   }
   if (!sink_dummy_.empty()) sink_dummy_.attend(q, k, v, out, timer, grouped);
   return out;

@@ -63,9 +63,10 @@ class LayerStores {
   const std::vector<int>& head_order() const { return order_; }
 
   // The layer's attention output [B, H, T, D]. With `grouped`, q, k, v and the output hold the
-  // heads in head_order() (Note [Head order]); so do k, v of the commits below.
+  // heads in head_order() (Note [Head order]); so do k, v of the commits below. `global`, if
+  // given, replaces the Global heads' dense calls.
   at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, PathTimer* timer,
-                    bool grouped = false);
+                    bool grouped = false, const HistoryAttention* global = nullptr);
   // Writes block `block` into every store, then merges groups that caught up.
   void commit(const at::Tensor& k, const at::Tensor& v, int64_t block, bool grouped = false);
 

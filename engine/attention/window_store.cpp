@@ -67,7 +67,8 @@ void WindowStore::set_grouped_position(int first) {
 }
 
 at::Tensor WindowStore::attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                               at::Tensor* out, PathTimer* timer, const char* path, bool grouped) {
+                               at::Tensor* out, PathTimer* timer, const char* path, bool grouped,
+                               const HistoryAttention* instead) {
   const HeadSelection& heads = selection(grouped);
   const int frames = shape_.geometry.frames;
   const int64_t held = held_frames();
@@ -102,7 +103,12 @@ at::Tensor WindowStore::attend(const at::Tensor& q, const at::Tensor& k, const a
     {
       PathScope scope(timer, path);
       const int64_t keys = (held + frames) * cell_tokens;
-      o = attention(q_cells, k_[g].narrow(2, 0, keys), v_[g].narrow(2, 0, keys));
+      if (instead != nullptr && whole) {
+        o = (*instead)(q_cells, k_[g].narrow(2, 0, keys), v_[g].narrow(2, 0, keys),
+                       held * cell_tokens, selection_.heads());
+      } else {
+        o = attention(q_cells, k_[g].narrow(2, 0, keys), v_[g].narrow(2, 0, keys));
+      }
     }
     if (out == nullptr) {
       if (!whole) throw Error("window store", "cell-major output needs a target");

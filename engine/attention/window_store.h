@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "engine/attention/head_groups.h"
@@ -50,6 +51,14 @@ struct FrameBatch {
   std::vector<int64_t> frames;  // frame index of each entry of dim 2
 };
 
+// An attention in place of a whole-grid store's dense call (HeadCast's Global heads under AnnSA):
+// q [B, heads, T, D] and keys / values [B, heads, K, D], of which the first `history` are the
+// held frames and the rest the current block; `heads` are the store's layer head indices. It
+// returns what dense attention over all K keys would approximate, [B, heads, T, D].
+using HistoryAttention =
+    std::function<at::Tensor(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                             int64_t history, const std::vector<int>& heads)>;
+
 class WindowStore {
  public:
   // Stores `heads` (layer head indices) holding `history` (all heads hold the same frames).
@@ -73,8 +82,10 @@ class WindowStore {
   // result is scattered into it at this store's heads; otherwise it is returned as
   // [B, heads, T, D] (whole-grid stores only). `path` names the attention for the timer.
   // `grouped`: q, k, v and out hold the layer's heads in grouped order (Note [Head order]).
+  // `instead`, for a whole-grid store, replaces the dense call.
   at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, at::Tensor* out,
-                    PathTimer* timer, const char* path, bool grouped = false);
+                    PathTimer* timer, const char* path, bool grouped = false,
+                    const HistoryAttention* instead = nullptr);
 
   // History + current block as [B, heads, (held + F)·N, D] (whole-grid stores, after attend()),
   // slot by slot; `slot_frames()` names the history slots, the current block follows them.

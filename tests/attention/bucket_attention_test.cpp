@@ -321,5 +321,81 @@ TEST(AnnsaPolicy, SettingsRoundTripAndRefusals) {
   EXPECT_NE(std::find(names.begin(), names.end(), "fast-ar"), names.end());
 }
 
+TEST(AnnsaPolicy, HeadCastGlobalHeadsUnderAnnAttendAsAnnsa) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  const ModelShape shape = policy_shape();
+  const nlohmann::json ann = {
+      {"ann_bits", 5}, {"ann_radius", 0}, {"ann_tile", 16}, {"ann_block", 16}, {"window", 4}};
+  nlohmann::json global = ann;
+  global["global_ann"] = true;
+  global["cast"] = {{"mix", {0, 0, 0, shape.num_heads}}};
+  auto headcast = create_policy("headcast", shape, global);
+  auto annsa = create_policy("annsa", shape, ann);
+  EXPECT_LT(rollout_difference(*headcast, *annsa, shape, 6, gen), 2e-5);
+  const PolicyStats stats = headcast->stats();
+  EXPECT_EQ(stats.ann.history_pairs, annsa->stats().ann.history_pairs);
+  EXPECT_EQ(stats.ann.allowed_pairs, annsa->stats().ann.allowed_pairs);
+  EXPECT_LT(stats.ann.kept_share(), 0.6);
+  EXPECT_FALSE(headcast->attend_replay_key().has_value());
+  headcast->reset();
+  EXPECT_EQ(headcast->stats().ann.history_pairs, 0.0);
+}
+
+TEST(AnnsaPolicy, HeadCastGlobalAnnProbingEveryBucketIsHeadCast) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  const ModelShape shape = policy_shape();
+  // Sink, Dummy and Global heads; only the Global one goes through the buckets.
+  const nlohmann::json cast = {{"window", 4}, {"cast", {{"mix", {1, 1, 0, 1}}}}, {"seed", 3}};
+  nlohmann::json global = cast;
+  global.update({{"global_ann", true},
+                 {"ann_bits", 3},
+                 {"ann_radius", 3},
+                 {"ann_tile", 16},
+                 {"ann_block", 16}});
+  auto with_ann = create_policy("headcast", shape, global);
+  auto plain = create_policy("headcast", shape, cast);
+  EXPECT_LT(rollout_difference(*with_ann, *plain, shape, 6, gen), 2e-5);
+  const PolicyStats stats = with_ann->stats();
+  EXPECT_NEAR(stats.ann.kept_share(), 1.0, 1e-9);
+  // One of three heads is Global: its history pairs are all the counters hold.
+  EXPECT_GT(stats.ann.history_pairs, 0.0);
+  EXPECT_EQ(plain->stats().ann.history_pairs, 0.0);
+}
+
+TEST(AnnsaPolicy, HeadCastGlobalAnnSettings) {
+  const ModelShape shape = policy_shape();
+  auto headcast = create_policy("headcast", shape, nlohmann::json::object());
+  EXPECT_FALSE(headcast->settings().contains("global_ann"));  // other readers see it unchanged
+  headcast->configure({{"global_ann", true}, {"ann_bits", 4}});
+  EXPECT_EQ(headcast->settings().at("global_ann"), true);
+  EXPECT_EQ(headcast->settings().at("ann_bits"), 4);
+  EXPECT_EQ(headcast->settings().at("ann_radius"), 1);
+  const auto refused = [&](const nlohmann::json& bad, const std::string& needle) {
+    const nlohmann::json before = headcast->settings();
+    try {
+      headcast->configure(bad);
+      ADD_FAILURE() << "accepted " << bad.dump();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(headcast->settings(), before) << "a refused setting changed " << bad.dump();
+  };
+  refused({{"global_ann", 1}}, "'global_ann': expected true or false");
+  refused({{"ann_bits", 0}}, "'ann_bits': must be in [1, 10]");
+  refused({{"ann_block", 24}}, "multiple of 16");
+  try {
+    create_policy("combined", shape, {{"global_ann", true}});
+    ADD_FAILURE() << "combined accepted global_ann";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("global_ann"), std::string::npos) << e.what();
+  }
+  headcast->configure({{"global_ann", false}});
+  EXPECT_FALSE(headcast->settings().contains("global_ann"));
+}
+
 }  // namespace
 }  // namespace wc::attention
