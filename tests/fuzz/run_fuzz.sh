@@ -3,7 +3,8 @@
 # it writes itself, for at most SECONDS or RUNS inputs, whichever comes first; then checks that
 # it ran at least MIN_RUNS inputs (a target too slow to be searched well fails, as a crash does).
 #   tests/fuzz/run_fuzz.sh TARGET [WORK_DIR] [SECONDS] [RUNS]
-#   TARGET: safetensors, action_script, codebook, json, train_config or index   (defaults: build/fuzz/TARGET, 120, 120000)
+#   TARGET: safetensors, action_script, codebook, json, train_config, index or plugin_abi
+#   (plugin_abi also needs PLUGIN_LIBRARY)   (defaults: build/fuzz/TARGET, 120, 120000)
 # Exit 0: no crash found. 77: skipped, clang++ absent. 1: a crash (input saved in WORK_DIR), too
 # few inputs run, or clang++ present but unable to link libFuzzer (Debian:
 # libclang-rt-<llvm version>-dev).
@@ -32,12 +33,16 @@ if ! "$CXX" -fsanitize=fuzzer,address,undefined "$WORK/probe.cpp" -o "$WORK/prob
   exit 1
 fi
 
-# Seeds: valid inputs of each kind, so mutations start near the interesting boundaries.
+# Seeds: valid inputs of each kind, so mutations start near the interesting boundaries. Every
+# run starts from them alone: a corpus grown by earlier runs in a long-lived build folder would
+# take the run's time to load and make its count of inputs depend on that folder's history.
 SEEDS="$WORK/seeds"
-rm -rf "$SEEDS"
+rm -rf "$SEEDS" "$WORK/corpus"
 mkdir -p "$SEEDS" "$WORK/corpus"
 DICT="$WORK/$TARGET.dict"
 MAX_LEN=4096
+EXTRA_FLAGS=()
+RUN_FLAGS=()
 case "$TARGET" in
 safetensors)
 SOURCES=(
@@ -141,19 +146,33 @@ index)
     '"model-00001-of-00002.safetensors"' '"model-00002-of-00002.safetensors"' '"../"' '"/"' \
     '"18446744073709551615"' '"1e400"' >"$DICT"
   ;;
+plugin_abi)
+  # The harness against the built library (PLUGIN_LIBRARY, set by CMake), which loads LibTorch:
+  # LibTorch's lazily made caches are not leaks, and its pages need more than 2 GB of RSS.
+  SOURCES=("$ROOT/tests/fuzz/plugin_abi_fuzz.cpp")
+  : "${PLUGIN_LIBRARY:?run_fuzz.sh: plugin_abi needs PLUGIN_LIBRARY=path/to/libworldcast_plugin.so}"
+  EXTRA_FLAGS=(-I"$ROOT/plugin/include" "$PLUGIN_LIBRARY" -Wl,-rpath,"$(dirname "$PLUGIN_LIBRARY")")
+  RUN_FLAGS=(-detect_leaks=0 -rss_limit_mb=6144)
+  MAX_LEN=256
+  # Sequences: create a game session, step, copy a frame; create a model session, save, load.
+  printf '\x00\x01\x00\x01\x04\x00\x01\x04\x00\x03\x00\x00\xff\xff' >"$SEEDS/game"
+  printf '\x00\x00\x00\x00\x00\x00\x04\x00\x01\x04\x00\x0a\x04\x00\x0b\x01' >"$SEEDS/model"
+  printf '%s\n' '"{\"theta_sink\": 0.9}"' '"{\"budget_frames\": 2}"' '"headcast"' '"tempcache"' \
+    '"fast-ar"' '"{\"ann_bits\": 4}"' '"right 3"' '"worldcast state"' >"$DICT"
+  ;;
 *)
-  echo "run_fuzz.sh: unknown target '$TARGET' (safetensors, action_script, codebook, json, index)" >&2
+  echo "run_fuzz.sh: unknown target '$TARGET' (safetensors, action_script, codebook, json, train_config, index, plugin_abi)" >&2
   exit 2
   ;;
 esac
 
 echo "run_fuzz.sh: compiling $TARGET with $("$CXX" --version | head -1)"
 "$CXX" -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -I"$ROOT" "${SOURCES[@]}" -o "$WORK/${TARGET}_fuzz"
+  -I"$ROOT" "${SOURCES[@]}" "${EXTRA_FLAGS[@]}" -o "$WORK/${TARGET}_fuzz"
 
 echo "run_fuzz.sh: fuzzing $TARGET for at most ${SECONDS_TO_RUN}s or $RUNS inputs"
 "$WORK/${TARGET}_fuzz" -max_total_time="$SECONDS_TO_RUN" -runs="$RUNS" -max_len="$MAX_LEN" \
-  -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -dict="$DICT" \
+  -timeout=10 -rss_limit_mb=2048 "${RUN_FLAGS[@]}" -print_final_stats=1 -dict="$DICT" \
   -artifact_prefix="$WORK/" "$WORK/corpus" "$SEEDS" 2>&1 | tee "$WORK/run.log"
 ran=$(sed -n 's/^stat::number_of_executed_units: *//p' "$WORK/run.log" | tail -1)
 if [ -z "$ran" ] || [ "$ran" -lt "$MIN_RUNS" ]; then
