@@ -136,10 +136,10 @@ TEST_F(EvalCli, WritesAReportWithEveryField) {
   const Json& world = report["world"];
   EXPECT_EQ(world["walk_frames"].get<int>(), 2 * 6);
   EXPECT_EQ(world["return_trip_steps"].get<int>(), 2);
-  for (const char* key : {"terrain_tv", "non_grass_ratio", "structure_share", "sprite_share",
-                          "hud_share", "blocked_still_share", "walk_scrolled_share",
-                          "own_blocked_still_share", "own_free_scrolled_share",
-                          "return_patch_share", "segments", "per_seed", "survey"}) {
+  for (const char* key :
+       {"terrain_tv", "non_grass_ratio", "structure_share", "sprite_share", "hud_share",
+        "blocked_still_share", "walk_scrolled_share", "own_blocked_still_share",
+        "own_free_scrolled_share", "return_patch_share", "segments", "per_seed", "survey"}) {
     EXPECT_TRUE(world.contains(key)) << key;
   }
   EXPECT_GE(report["checks"].size(), 15u);
@@ -301,6 +301,29 @@ TEST_F(EvalCli, BadOptionsAreNamed) {
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.output.find("--device: unknown device 'tpu'"), std::string::npos)
       << result.output;
+}
+
+// `worldcast study cast-stability` on the same weights: its table, JSON and plot in the folder
+// named, and refusals before any run.
+TEST_F(EvalCli, StudyCastStabilityWritesItsFolder) {
+  const std::string out = path("study");
+  Result result = run_worldcast("study cast-stability --quiet --weights '" + path("weights") +
+                                "' --out '" + out + "' --seeds 2 --walks 2 --blocks 7,8");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("| every run |"), std::string::npos) << result.output;
+  std::ifstream in(out + "/cast_stability.json");
+  const Json json = Json::parse(in);
+  EXPECT_EQ(json.at("runs").size(), 4u);  // reference, one seed, one block, one walk
+  EXPECT_EQ(json.at("factors").size(), 3u);
+  EXPECT_TRUE(fs::exists(out + "/cast_stability.md"));
+
+  result = run_worldcast("study cast-stability --quiet --weights '" + path("weights") +
+                         "' --out '" + out + "' --blocks 0");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("block 0 has no history"), std::string::npos) << result.output;
+  result = run_worldcast("study timestep --quiet --out '" + out + "'");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("unknown study 'timestep'"), std::string::npos) << result.output;
 }
 
 }  // namespace

@@ -1,0 +1,140 @@
+// `worldcast study NAME`: HeadCast's experiments on a trained model, each a markdown table, JSON
+// and a PNG in a folder. cast-stability: engine/eval/cast_stability.h. This file parses, runs
+// and writes.
+#include <torch/cuda.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/core/atomic_file.h"
+#include "engine/core/error.h"
+#include "engine/core/json_text.h"
+#include "engine/core/timing.h"
+#include "engine/eval/cast_stability.h"
+#include "engine/model/model_config.h"
+#include "ui/cli/command.h"
+#include "ui/model_source.h"
+
+namespace wc::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct StudyCliOptions {
+  std::string name;
+  std::string weights;
+  bool random_weights = false;
+  std::string config;
+  std::string device = "cpu";
+  int seeds = 3;
+  uint64_t seed_start = 1000000;
+  int64_t window = -1;
+  std::string settings;  // headcast settings JSON over the model's
+  std::vector<int64_t> blocks;
+  std::vector<int> steps{0};
+  int walks = 2;
+  std::string out;
+  bool quiet = false;
+};
+
+eval::EvalOptions eval_options(StudyCliOptions& options) {
+  eval::EvalOptions eval;
+  if (options.random_weights && !options.weights.empty()) {
+    throw Error("study", "give --weights DIR or --random-weights, not both");
+  }
+  if (!options.random_weights && options.weights.empty()) options.weights = ui::kBundledModelDir;
+  if (!options.random_weights && !fs::is_directory(options.weights)) {
+    throw Error(options.weights, "weights not found (expected a checkpoint folder)");
+  }
+  std::string config = options.config;
+  if (config.empty()) {
+    config = options.random_weights ? std::string(ui::kDefaultModelConfig)
+                                    : (fs::path(options.weights) / "config.json").string();
+  }
+  if (!fs::exists(config)) throw Error(config, "model config not found (pass --config FILE)");
+  eval.config = model::load_model_config(config);
+  eval.weights = options.random_weights ? "" : options.weights;
+  try {
+    eval.device = at::Device(options.device);
+  } catch (const std::exception&) {
+    throw Error("study", "--device: unknown device '" + options.device + "'");
+  }
+  if (eval.device.is_cuda() && !torch::cuda::is_available()) {
+    throw Error("study", "--device " + options.device + ": CUDA is not available here");
+  }
+  if (options.seeds < 1) throw Error("study", "--seeds must be at least 1");
+  for (int i = 0; i < options.seeds; ++i) eval.seeds.push_back(options.seed_start + i);
+  eval.window = options.window;
+  if (!options.settings.empty()) {
+    const nlohmann::json settings = parse_json(options.settings, "study: --settings");
+    if (!settings.is_object()) throw Error("study", "--settings: must be a JSON object");
+    eval.settings["headcast"] = settings;
+  }
+  if (!options.quiet) {
+    auto clock = std::make_shared<Stopwatch>();
+    eval.progress = [clock](const std::string& line) {
+      std::fprintf(stderr, "[%7.1f s] %s\n", clock->elapsed_ms() / 1000.0, line.c_str());
+    };
+  }
+  return eval;
+}
+
+void run_study(StudyCliOptions& options) {
+  if (options.name != "cast-stability") {
+    throw Error("study", "unknown study '" + options.name + "' (known: cast-stability)");
+  }
+  eval::CastStudyOptions study;
+  study.classify_blocks = options.blocks;
+  study.classify_steps = options.steps;
+  study.walks = options.walks;
+  const eval::EvalOptions eval = eval_options(options);
+  eval::validate(eval);
+  eval::validate(study, eval);  // every refusal before the first run
+  fs::create_directories(options.out);
+  const eval::CastStability result = eval::run_cast_stability(eval, study);
+  const fs::path out(options.out);
+  const std::string table = result.markdown();
+  write_file_atomically((out / "cast_stability.md").string(), table);
+  write_file_atomically((out / "cast_stability.json").string(), result.to_json().dump(1) + "\n");
+  std::printf("%s\n%s\n", table.c_str(),
+              result.plot((out / "cast_stability.png").string()).c_str());
+}
+
+const bool kRegistered = register_command("study", [](CLI::App& app) {
+  auto options = std::make_shared<StudyCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "study", "HeadCast's experiments on a trained model: a markdown table, JSON and a PNG");
+  cmd->add_option("name", options->name, "cast-stability")->required();
+  cmd->add_option("--out", options->out, "Folder for the table, JSON and plot")->required();
+  cmd->add_option("--weights", options->weights,
+                  "Checkpoint folder with its config.json (default: the bundled model)");
+  cmd->add_flag("--random-weights", options->random_weights,
+                "Random weights instead (tool checks; default config game-small)");
+  cmd->add_option("--config", options->config, "Model config JSON (default: the weights')");
+  cmd->add_option("--device", options->device, "cpu or cuda[:N]")->capture_default_str();
+  cmd->add_option("--seeds", options->seeds, "Held-out world seeds")->capture_default_str();
+  cmd->add_option("--seed-start", options->seed_start, "First held-out seed")
+      ->capture_default_str();
+  cmd->add_option("--window", options->window, "Attention window in frames (-1: the default)")
+      ->capture_default_str();
+  cmd->add_option("--settings", options->settings,
+                  "HeadCast settings as a JSON object over the model's");
+  cmd->add_option("--blocks", options->blocks,
+                  "Classification blocks, the first the reference (default: the window's first "
+                  "full block)")
+      ->delimiter(',');
+  cmd->add_option("--steps", options->steps,
+                  "Denoising steps to classify at, the first the reference")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--walks", options->walks, "Walks per seed")->capture_default_str();
+  cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr");
+  cmd->callback([options] { run_study(*options); });
+});
+
+}  // namespace
+}  // namespace wc::cli
