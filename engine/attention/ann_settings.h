@@ -28,7 +28,7 @@ AnnSettings apply_ann_settings(AnnSettings base, const nlohmann::json& json, con
 nlohmann::json ann_settings_json(const AnnSettings& settings);
 
 // The integer `value` of setting `key` in [min, max]; wc::Error "<where>: key '<key>': ..." naming
-// the range otherwise (AnnSA's and AnnCA's settings).
+// the range otherwise. Every policy's integer settings are read through it.
 int64_t read_int_setting(const nlohmann::json& value, const char* where, const std::string& key,
                          int64_t min, int64_t max);
 

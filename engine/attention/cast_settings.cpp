@@ -20,23 +20,6 @@ constexpr int64_t kDefaultWindowBlocks = 7;
   throw Error(where, "key '" + key + "': " + message);
 }
 
-int64_t read_int(const nlohmann::json& value, const char* where, const std::string& key,
-                 int64_t min, int64_t max) {
-  if (!value.is_number_integer()) fail(where, key, "expected an integer, got " + value.dump());
-  const bool is_unsigned = value.is_number_unsigned();
-  if (is_unsigned && value.get<uint64_t>() > static_cast<uint64_t>(max)) {
-    fail(where, key, "must be at most " + std::to_string(max));
-  }
-  const int64_t number =
-      is_unsigned ? static_cast<int64_t>(value.get<uint64_t>()) : value.get<int64_t>();
-  if (number < min || number > max) {
-    fail(where, key,
-         "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +
-             std::to_string(number));
-  }
-  return number;
-}
-
 double read_number(const nlohmann::json& value, const char* where, const std::string& key,
                    double min, double max) {
   if (!value.is_number()) fail(where, key, "expected a number, got " + value.dump());
@@ -78,7 +61,8 @@ nlohmann::json validate_cast(const nlohmann::json& cast, const ModelShape& shape
       fail(where, "cast.mix", "expected [n_sink, n_dummy, n_spatial, n_global]");
     }
     int64_t sum = 0;
-    for (const auto& count : mix) sum += read_int(count, where, "cast.mix", 0, shape.num_heads);
+    for (const auto& count : mix)
+      sum += read_int_setting(count, where, "cast.mix", 0, shape.num_heads);
     if (sum != shape.num_heads) {
       fail(where, "cast.mix",
            "counts sum to " + std::to_string(sum) + ", the model has " +
@@ -120,7 +104,7 @@ CastSettings default_cast_settings(const ModelShape& shape) {
 
 int64_t parse_window_setting(const nlohmann::json& value, const BlockGeometry& geometry,
                              int64_t min_frames, const char* where) {
-  const int64_t window = read_int(value, where, "window", 0, int64_t{1} << 40);
+  const int64_t window = read_int_setting(value, where, "window", 0, int64_t{1} << 40);
   if (window != 0 && window < min_frames) {
     fail(where, "window",
          "must be 0 (unbounded) or at least " + std::to_string(min_frames) + " frames, got " +
@@ -167,9 +151,9 @@ CastSettings apply_cast_settings(CastSettings base, const nlohmann::json& json,
         fail(where, key, "expected \"neighbourhood\" or \"cells\", got " + value.dump());
       }
     } else if (key == "radius") {
-      base.radius = static_cast<int>(read_int(value, where, key, 0, 1 << 16));
+      base.radius = static_cast<int>(read_int_setting(value, where, key, 0, 1 << 16));
     } else if (key == "cell") {
-      base.cell = static_cast<int>(read_int(value, where, key, 1, 1 << 16));
+      base.cell = static_cast<int>(read_int_setting(value, where, key, 1, 1 << 16));
     } else if (key == "cell_mode") {
       if (value == "divisor") {
         base.cell_mode = CellMode::kDivisor;
@@ -181,19 +165,19 @@ CastSettings apply_cast_settings(CastSettings base, const nlohmann::json& json,
         fail(where, key, "expected \"rounded\", \"divisor\" or \"ragged\", got " + value.dump());
       }
     } else if (key == "classify_block") {
-      const int64_t block = read_int(value, where, key, -1, int64_t{1} << 40);
+      const int64_t block = read_int_setting(value, where, key, -1, int64_t{1} << 40);
       if (block == 0) fail(where, key, "must be -1 (auto) or >= 1 (block 0 has no history)");
       base.classify_block = block;
     } else if (key == "classify_step") {
-      base.classify_step = static_cast<int>(read_int(value, where, key, 0, 1 << 16));
+      base.classify_step = static_cast<int>(read_int_setting(value, where, key, 0, 1 << 16));
     } else if (key == "classify_every_step") {
       if (!value.is_boolean()) fail(where, key, "expected true or false, got " + value.dump());
       base.classify_every_step = value.get<bool>();
     } else if (key == "query_sample") {
-      base.query_sample = read_int(value, where, key, 0, int64_t{1} << 40);
+      base.query_sample = read_int_setting(value, where, key, 0, int64_t{1} << 40);
     } else if (key == "seed") {
       base.seed = static_cast<uint64_t>(
-          read_int(value, where, key, 0, std::numeric_limits<int64_t>::max()));
+          read_int_setting(value, where, key, 0, std::numeric_limits<int64_t>::max()));
     } else if (key == "cast") {
       base.cast = validate_cast(value, shape, where);
     } else {

@@ -5,34 +5,18 @@
 #include <cmath>
 #include <string>
 
+#include "engine/attention/ann_settings.h"
 #include "engine/attention/cast_settings.h"
 #include "engine/core/error.h"
 
 namespace wc::attention {
 namespace {
 
-constexpr std::array<const char*, 8> kKeys = {"tau",      "budget",         "budget_frames",
-                                              "budget_rule", "lsh_bits",  "seed",
-                                              "lsh_candidates", "bias_path"};
+constexpr std::array<const char*, 8> kKeys = {"tau",      "budget", "budget_frames",  "budget_rule",
+                                              "lsh_bits", "seed",   "lsh_candidates", "bias_path"};
 
 [[noreturn]] void fail(const char* where, const std::string& key, const std::string& message) {
   throw Error(where, "key '" + key + "': " + message);
-}
-
-int64_t read_int(const nlohmann::json& value, const char* where, const std::string& key,
-                 int64_t min, int64_t max) {
-  if (!value.is_number_integer()) fail(where, key, "expected an integer, got " + value.dump());
-  if (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(max)) {
-    fail(where, key, "must be at most " + std::to_string(max));
-  }
-  const int64_t number = value.is_number_unsigned() ? static_cast<int64_t>(value.get<uint64_t>())
-                                                    : value.get<int64_t>();
-  if (number < min || number > max) {
-    fail(where, key,
-         "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +
-             std::to_string(number));
-  }
-  return number;
 }
 
 }  // namespace
@@ -77,9 +61,10 @@ TempCacheSettings apply_tempcache_settings(TempCacheSettings base, const nlohman
       }
       base.tau = tau;
     } else if (key == "budget") {
-      base.budget = read_int(value, where, key, 0, int64_t{1} << 40);
+      base.budget = read_int_setting(value, where, key, 0, int64_t{1} << 40);
     } else if (key == "budget_frames") {
-      base.budget = read_int(value, where, key, 0, int64_t{1} << 20) * geometry.tokens_per_frame();
+      base.budget =
+          read_int_setting(value, where, key, 0, int64_t{1} << 20) * geometry.tokens_per_frame();
     } else if (key == "budget_rule") {
       if (value == "evict_oldest") {
         base.budget_rule = BudgetRule::kEvictOldest;
@@ -91,11 +76,11 @@ TempCacheSettings apply_tempcache_settings(TempCacheSettings base, const nlohman
     } else if (key == "window" && allow_window) {
       base.window = parse_window_setting(value, geometry, geometry.frames, where);
     } else if (key == "lsh_bits") {
-      base.lsh_bits = static_cast<int>(read_int(value, where, key, 0, 16));
+      base.lsh_bits = static_cast<int>(read_int_setting(value, where, key, 0, 16));
     } else if (key == "lsh_candidates") {
-      base.lsh_candidates = static_cast<int>(read_int(value, where, key, 1, 64));
+      base.lsh_candidates = static_cast<int>(read_int_setting(value, where, key, 1, 64));
     } else if (key == "seed") {
-      base.seed = static_cast<uint64_t>(read_int(value, where, key, 0, INT64_MAX));
+      base.seed = static_cast<uint64_t>(read_int_setting(value, where, key, 0, INT64_MAX));
     } else if (key == "bias_path") {
       if (value == "auto") {
         base.bias_path = BiasPath::kAuto;
