@@ -49,12 +49,24 @@ AnnsaPolicy::AnnsaPolicy(const ModelShape& shape, const nlohmann::json& settings
   make_projections();
 }
 
+at::Tensor ann_head_projections(const AnnSettings& settings, int layer, int64_t heads,
+                                int64_t head_dim, const at::Device& device) {
+  return lsh_projections(heads, head_dim, settings.bits,
+                         tempcache_store_seed(settings.seed, layer, 7), device);
+}
+
+void read_ann_counts(const BucketAttentionCounts& counts, PolicyStats& stats) {
+  stats.ann.history_pairs = counts.history_pairs.item<double>();
+  stats.ann.allowed_pairs = counts.allowed_pairs.item<double>();
+  stats.ann.gathered_pairs = counts.gathered_pairs.item<double>();
+  stats.ann.largest_bucket = counts.largest_bucket.item<double>();
+}
+
 void AnnsaPolicy::make_projections() {
   projections_.clear();
   const int64_t b = shape_.batch, h = shape_.num_heads, d = shape_.head_dim;
   for (int layer = 0; layer < shape_.num_layers; ++layer) {
-    const at::Tensor per_head =
-        lsh_projections(h, d, ann_.bits, tempcache_store_seed(ann_.seed, layer, 7), shape_.device);
+    const at::Tensor per_head = ann_head_projections(ann_, layer, h, d, shape_.device);
     projections_.push_back(
         per_head.unsqueeze(0).expand({b, h, d, ann_.bits}).reshape({b * h, d, ann_.bits}));
   }
@@ -115,10 +127,7 @@ void AnnsaPolicy::commit(int layer, const at::Tensor& k, const at::Tensor& v,
 PolicyStats AnnsaPolicy::stats() const {
   PolicyStats stats = merged_ ? merged_->stats() : window_->stats();
   stats.policy = name();
-  stats.ann.history_pairs = counts_.history_pairs.item<double>();
-  stats.ann.allowed_pairs = counts_.allowed_pairs.item<double>();
-  stats.ann.gathered_pairs = counts_.gathered_pairs.item<double>();
-  stats.ann.largest_bucket = counts_.largest_bucket.item<double>();
+  read_ann_counts(counts_, stats);
   return stats;
 }
 

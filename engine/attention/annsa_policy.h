@@ -49,6 +49,14 @@ class AnnsaPolicy : public AttentionPolicy {
   BucketAttentionCounts counts_;
 };
 
+// AnnSA's per-head projections of `layer`, [heads, D, bits]: the annsa and fast-ar policies and
+// HeadCast's Global heads under global_ann all hash with these, so they bucket alike.
+at::Tensor ann_head_projections(const AnnSettings& settings, int layer, int64_t heads,
+                                int64_t head_dim, const at::Device& device);
+
+// `counts` read into `stats.ann` (one host read per counter).
+void read_ann_counts(const BucketAttentionCounts& counts, PolicyStats& stats);
+
 std::unique_ptr<AttentionPolicy> make_annsa_policy(const ModelShape& shape,
                                                    const nlohmann::json& settings);
 std::unique_ptr<AttentionPolicy> make_fast_ar_policy(const ModelShape& shape,

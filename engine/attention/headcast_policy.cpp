@@ -3,10 +3,10 @@
 
 #include <algorithm>
 
+#include "engine/attention/annsa_policy.h"
 #include "engine/attention/classify_heads.h"
 #include "engine/attention/dense_policy.h"
 #include "engine/attention/temp_cache_match.h"
-#include "engine/attention/tempcache_policy.h"
 #include "engine/core/error.h"
 
 namespace wc::attention {
@@ -34,12 +34,11 @@ HeadCastPolicy::HeadCastPolicy(const ModelShape& shape, const nlohmann::json& se
 void HeadCastPolicy::make_ann_projections() {
   ann_projections_.clear();
   if (!settings_.global_ann) return;
-  // The projections of the annsa policy (the same seeds), so a cast of only Global heads under
-  // global_ann attends as annsa does over the same window.
+  // The annsa policy's projections, so a cast of only Global heads under global_ann attends as
+  // annsa does over the same window.
   for (int layer = 0; layer < shape_.num_layers; ++layer) {
-    ann_projections_.push_back(
-        lsh_projections(shape_.num_heads, shape_.head_dim, settings_.ann.bits,
-                        tempcache_store_seed(settings_.ann.seed, layer, 7), shape_.device));
+    ann_projections_.push_back(ann_head_projections(settings_.ann, layer, shape_.num_heads,
+                                                    shape_.head_dim, shape_.device));
   }
 }
 
@@ -301,12 +300,7 @@ PolicyStats HeadCastPolicy::stats() const {
   if (stats.classified && compared > 0) {
     stats.recast_agreement = static_cast<double>(kept) / static_cast<double>(compared);
   }
-  if (settings_.global_ann) {
-    stats.ann.history_pairs = ann_counts_.history_pairs.item<double>();
-    stats.ann.allowed_pairs = ann_counts_.allowed_pairs.item<double>();
-    stats.ann.gathered_pairs = ann_counts_.gathered_pairs.item<double>();
-    stats.ann.largest_bucket = ann_counts_.largest_bucket.item<double>();
-  }
+  if (settings_.global_ann) read_ann_counts(ann_counts_, stats);
   return stats;
 }
 
