@@ -4,13 +4,11 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "engine/core/error.h"
+#include "engine/core/gnuplot.h"
 #include "engine/eval/eval_session.h"
 
 namespace wc::eval {
@@ -260,36 +258,24 @@ std::string CastStability::markdown() const {
 }
 
 std::string CastStability::plot(const std::string& png) const {
-  namespace fs = std::filesystem;
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
-    return "no plot: gnuplot not found (Debian package gnuplot-nox)";
+  if (head_agreement.empty()) return "no plot: nothing to draw";
+  std::ostringstream data;
+  for (const auto& layer : head_agreement) {
+    for (size_t h = 0; h < layer.size(); ++h) data << (h ? " " : "") << layer[h];
+    data << "\n";
   }
-  if (head_agreement.empty() || png.find('\'') != std::string::npos) {
-    return "no plot: nothing to draw, or a quote in the file name";
-  }
-  const std::string data = png + ".dat", script = png + ".gp";
-  {
-    std::ofstream out(data);
-    for (const auto& layer : head_agreement) {
-      for (size_t h = 0; h < layer.size(); ++h) out << (h ? " " : "") << layer[h];
-      out << "\n";
-    }
-    std::ofstream gp(script);
-    gp << "set terminal pngcairo size 900,600\nset output '" << png << "'\n"
+  const auto script = [&](const std::string& data_file) {
+    std::ostringstream gp;
+    gp << "set terminal pngcairo size 900,600\nset output " << gnuplot_quoted(png) << "\n"
        << "set title 'HeadCast: share of runs giving each head its most frequent type'\n"
        << "set xlabel 'head'\nset ylabel 'layer'\nset cbrange [0:1]\n"
        << "set xrange [-0.5:" << head_agreement.front().size() - 0.5 << "]\n"
        << "set yrange [-0.5:" << head_agreement.size() - 0.5 << "]\n"
        << "set palette defined (0 '#b2182b', 0.5 '#f7f7f7', 1 '#2166ac')\n"
-       << "plot '" << data << "' matrix with image notitle\n";
-    if (!out || !gp) throw Error(png, "cannot write the plot's data or script");
-  }
-  const std::string command = "gnuplot '" + script + "' 2>&1";
-  const int status = std::system(command.c_str());
-  std::error_code ignored;
-  fs::remove(data, ignored);
-  fs::remove(script, ignored);
-  if (status != 0) return "no plot: gnuplot failed";
+       << "plot " << gnuplot_quoted(data_file) << " matrix with image notitle\n";
+    return gp.str();
+  };
+  if (auto failed = run_gnuplot(data.str(), script)) return *failed;
   return png;
 }
 

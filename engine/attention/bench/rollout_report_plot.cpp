@@ -1,28 +1,17 @@
 // The rollout report as a PNG through gnuplot (Debian gnuplot-nox): time per frame and memory
 // against frames, one line per policy, log scales (dense-unbounded and the bounded policies
 // differ by orders of magnitude). A run stopped early ends where it stopped.
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "engine/attention/bench/rollout_bench.h"
-#include "engine/core/error.h"
+#include "engine/core/gnuplot.h"
 #include "engine/core/timing.h"
 
 namespace wc::attention {
 namespace {
-
-// gnuplot strings are single-quoted; a quote inside one is doubled.
-std::string quoted(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
-}
 
 std::string line_title(const RolloutPolicyResult& r, int frames_per_block) {
   if (!r.stopped_early) return r.label;
@@ -33,71 +22,57 @@ std::string line_title(const RolloutPolicyResult& r, int frames_per_block) {
 }  // namespace
 
 std::string RolloutBenchReport::plot(const std::string& png) const {
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
-    return "no plot: gnuplot not found (Debian package gnuplot-nox)";
-  }
   // Device memory when the run measured it (CUDA), else the policy's K/V cache.
   bool device_memory = false;
   for (const RolloutPolicyResult& r : results) {
     for (const RolloutSample& s : r.samples) device_memory = device_memory || s.device_bytes > 0;
   }
-  char folder[] = "/tmp/worldcast-plot-XXXXXX";
-  if (mkdtemp(folder) == nullptr) throw Error(folder, "cannot create a temporary folder");
-  const std::string data = std::string(folder) + "/rollout.dat";
-  const std::string script = std::string(folder) + "/rollout.gp";
-  {
-    std::ofstream out(data);
-    for (const RolloutPolicyResult& r : results) {
-      out << "# " << r.label << "\n";
-      // One point per sample: the median frame time of the blocks since the previous sample.
-      int64_t begin = 0;
-      for (const RolloutSample& s : r.samples) {
-        const int64_t end = std::min<int64_t>(s.block + 1, static_cast<int64_t>(r.block_ms.size()));
-        if (end <= begin) continue;
-        const double ms =
-            median(std::vector<double>(r.block_ms.begin() + begin, r.block_ms.begin() + end)) /
-            options.frames_per_block;
-        const int64_t bytes = device_memory ? s.device_bytes : s.cache_bytes;
-        out << s.frames << " " << ms << " " << static_cast<double>(bytes) / (1 << 20) << "\n";
-        begin = end;
-      }
-      out << "\n\n";
+  std::ostringstream data;
+  for (const RolloutPolicyResult& r : results) {
+    data << "# " << r.label << "\n";
+    // One point per sample: the median frame time of the blocks since the previous sample.
+    int64_t begin = 0;
+    for (const RolloutSample& s : r.samples) {
+      const int64_t end = std::min<int64_t>(s.block + 1, static_cast<int64_t>(r.block_ms.size()));
+      if (end <= begin) continue;
+      const double ms =
+          median(std::vector<double>(r.block_ms.begin() + begin, r.block_ms.begin() + end)) /
+          options.frames_per_block;
+      const int64_t bytes = device_memory ? s.device_bytes : s.cache_bytes;
+      data << s.frames << " " << ms << " " << static_cast<double>(bytes) / (1 << 20) << "\n";
+      begin = end;
     }
-    if (!out) throw Error(data, "cannot write the plot data");
+    data << "\n\n";
   }
-  {
-    std::ofstream out(script);
-    const std::string title = "worldcast bench rollout " + options.resolution + ", " +
-                              std::to_string(options.num_heads) + " heads x " +
-                              std::to_string(options.head_dim) + ", " +
-                              std::to_string(options.num_layers) + " layer(s) (" + device_name +
-                              ")";
+  const auto script = [&](const std::string& data_file) {
+    std::ostringstream out;
+    const std::string title =
+        "worldcast bench rollout " + options.resolution + ", " + std::to_string(options.num_heads) +
+        " heads x " + std::to_string(options.head_dim) + ", " + std::to_string(options.num_layers) +
+        " layer(s) (" + device_name + ")";
     out << "set terminal pngcairo size 1200,900 noenhanced\n"
-        << "set output " << quoted(png) << "\n"
-        << "set multiplot layout 2,1 title " << quoted(title) << "\n"
+        << "set output " << gnuplot_quoted(png) << "\n"
+        << "set multiplot layout 2,1 title " << gnuplot_quoted(title) << "\n"
         << "set key outside right top\nset grid\nset logscale y\nset autoscale xfix\n"
         << "set xlabel 'frames'\n"
         << "set ylabel 'ms per frame (median per sample)'\nplot ";
     for (size_t i = 0; i < results.size(); ++i) {
-      out << (i ? ", " : "") << quoted(data) << " index " << i << " using 1:2 with lines lw 2 title "
-          << quoted(line_title(results[i], options.frames_per_block));
+      out << (i ? ", " : "") << gnuplot_quoted(data_file) << " index " << i
+          << " using 1:2 with lines lw 2 title "
+          << gnuplot_quoted(line_title(results[i], options.frames_per_block));
     }
     out << "\nset ylabel "
-        << quoted(device_memory ? "device memory allocated, MiB" : "K/V cache held, MiB")
+        << gnuplot_quoted(device_memory ? "device memory allocated, MiB" : "K/V cache held, MiB")
         << "\nplot ";
     for (size_t i = 0; i < results.size(); ++i) {
-      out << (i ? ", " : "") << quoted(data) << " index " << i << " using 1:3 with lines lw 2 title "
-          << quoted(line_title(results[i], options.frames_per_block));
+      out << (i ? ", " : "") << gnuplot_quoted(data_file) << " index " << i
+          << " using 1:3 with lines lw 2 title "
+          << gnuplot_quoted(line_title(results[i], options.frames_per_block));
     }
     out << "\nunset multiplot\n";
-    if (!out) throw Error(script, "cannot write the gnuplot script");
-  }
-  const std::string command = "gnuplot " + quoted(script) + " 2>&1";
-  const int status = std::system(command.c_str());
-  std::remove(data.c_str());
-  std::remove(script.c_str());
-  rmdir(folder);
-  if (status != 0) return "no plot: gnuplot failed (" + command + ")";
+    return out.str();
+  };
+  if (auto failed = run_gnuplot(data.str(), script)) return *failed;
   return "wrote " + png;
 }
 
