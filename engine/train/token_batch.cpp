@@ -130,6 +130,10 @@ TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
     const at::Tensor overlay = overlay_cells.to(device, at::kFloat).reshape({1, 1, n});
     batch.weights = batch.weights * (1.0 + (spec.overlay_weight - 1.0) * overlay);
   }
+  batch.new_ground = strip.logical_and(batch.weights > 0);
+  if (overlay_cells.defined()) {
+    batch.new_ground.logical_and_(overlay_cells.to(device).reshape({1, 1, n}).logical_not());
+  }
   return batch;
 }
 

@@ -56,6 +56,8 @@ struct TokenBatch {
   model::MaskedStream stream;  // who attends to whom (Note [Masked stream attention])
   at::Tensor targets;          // [B, M, h·w] int64: the masked frames' true tokens
   at::Tensor weights;          // [B, M, h·w] float32: 0 where shown, else the place's loss weight
+  at::Tensor new_ground;       // [B, M, h·w] bool: the scored places of the strip each step
+                               // brought into view, outside the overlay cells
   std::vector<int> noisy;      // each masked frame's index in the clip, ascending
 };
 

@@ -18,6 +18,7 @@
 #include "engine/model/weights.h"
 #include "engine/train/clip_stream.h"
 #include "engine/train/consistent_target.h"
+#include "engine/train/strip_calibration.h"
 #include "engine/train/token_batch.h"
 #include "engine/train/token_rollout.h"
 #include "engine/train/train_loop.h"
@@ -117,6 +118,8 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
   if (config.tokens.own_share > 0.0) {
     own_steps.emplace(*model_config.tokens.codebook, config.clips.width, config.clips.height);
   }
+  // Note [Strip calibration]: what the model expects to invent where the view is new.
+  StripCalibration strip_calibration(*model_config.tokens.codebook, options.device);
   const int64_t target = options.max_steps > 0 ? options.max_steps : config.steps;
   ClipStream stream(config.clips, config.batch, config.seed, progress.step, config.data_workers);
   MixedPrecision precision(options.device);
@@ -187,6 +190,7 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
     }
     const at::Tensor logits = weights.model->forward_stream(batch.input, batch.stream);
     const at::Tensor loss = masked_token_loss(logits, batch.targets, batch.weights);
+    strip_calibration.add(logits, batch.targets, batch.new_ground);
     const double lr = learning_rate_at(config, step);
     weights.update(loss, step, lr, config, precision);
     loss_sum += loss.detach();
@@ -209,7 +213,9 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
       }
       report.last_loss = r.loss;
       report.clips_per_second = r.clips_per_second;
-      write_log_line(log_file, r, {{"codebook_miss_share", miss_share}});
+      nlohmann::json extra = strip_calibration.take();
+      extra["codebook_miss_share"] = miss_share;
+      write_log_line(log_file, r, extra);
       if (options.progress_bar) {
         const double left =
             options.minutes > 0 ? options.minutes - call_time.elapsed_ms() / 60000.0 : -1.0;

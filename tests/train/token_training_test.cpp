@@ -88,6 +88,14 @@ TEST(MakeTokenBatch, OverlayCellsWeighTheirWeightMore) {
       plain.weights * (1.0 + 3.0 * cells.to(at::kFloat).reshape({1, 1, 16}));
   EXPECT_TRUE(at::allclose(weighted.weights, expected));
   EXPECT_TRUE(weighted.input.frames.equal(plain.input.frames));
+  // Note [Strip calibration]: new ground is the scored strip outside the overlay cells.
+  const at::Tensor strip =
+      scrolled_in(tokens)
+          .index_select(1, at::tensor(std::vector<int64_t>(plain.noisy.begin(), plain.noisy.end())))
+          .reshape({2, 3, 16});
+  EXPECT_TRUE(plain.new_ground.equal(strip.logical_and(plain.weights > 0)));
+  EXPECT_TRUE(weighted.new_ground.equal(
+      plain.new_ground.logical_and(cells.reshape({1, 1, 16}).logical_not())));
 }
 
 // Note [Overlay corruption]: in a chosen clip, only overlay cells change, only from one frame
@@ -351,6 +359,27 @@ TEST_F(TokenTrainerTest, LearnsAndExportsAModelThatPlays) {
   EXPECT_EQ(report.steps, 30);
   ASSERT_GE(losses.size(), 2u);
   EXPECT_LT(losses.back(), losses.front());
+  // Note [Strip calibration]: each log line carries the strip's expected and true mix. (At 4x4
+  // cells the HUD and sprite fill half the frame, so the still shift explains most tokens and
+  // scrolled_in finds no strip; the figures are then null.)
+  std::ifstream log((dir_ / "run" / "log.jsonl").string());
+  std::string line;
+  int lines = 0;
+  while (std::getline(log, line)) {
+    const nlohmann::json entry = nlohmann::json::parse(line);
+    const nlohmann::json& strip = entry.at("strip_non_grass");
+    for (const char* side : {"model", "game"}) {
+      if (strip.at("places") == 0) {
+        EXPECT_TRUE(strip.at(side).is_null()) << line;
+        continue;
+      }
+      EXPECT_GE(strip.at(side).get<double>(), 0.0) << line;
+      EXPECT_LE(strip.at(side).get<double>(), 1.0) << line;
+    }
+    EXPECT_TRUE(entry.contains("strip_water")) << line;
+    ++lines;
+  }
+  EXPECT_EQ(lines, 6);
   // The exported folder carries its codebook and plays.
   EXPECT_TRUE(fs::exists(dir_ / "run" / "model" / "codebook.txt"));
   const model::ModelConfig exported =
