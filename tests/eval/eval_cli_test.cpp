@@ -326,5 +326,25 @@ TEST_F(EvalCli, StudyCastStabilityWritesItsFolder) {
   EXPECT_NE(result.output.find("unknown study 'timestep'"), std::string::npos) << result.output;
 }
 
+TEST_F(EvalCli, StudyThresholdsWritesItsFolder) {
+  const std::string out = path("thresholds");
+  Result result = run_worldcast("study thresholds --quiet --weights '" + path("weights") +
+                                "' --out '" + out +
+                                "' --seeds 1 --thetas 0.5,0.95 --theta-scs 0.755 --frames 2");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("| dense |"), std::string::npos) << result.output;
+  std::ifstream in(out + "/thresholds.json");
+  const Json json = Json::parse(in);
+  EXPECT_EQ(json.at("cells").size(), 2u);
+  EXPECT_EQ(json.at("frames_scored"), 2);
+  EXPECT_TRUE(fs::exists(out + "/thresholds.md"));
+
+  result = run_worldcast("study thresholds --quiet --weights '" + path("weights") + "' --out '" +
+                         out + "' --thetas 1.5");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("theta 1.5: must be in [0, 1]"), std::string::npos)
+      << result.output;
+}
+
 }  // namespace
 }  // namespace wc::eval

@@ -1,6 +1,6 @@
 // `worldcast study NAME`: HeadCast's experiments on a trained model, each a markdown table, JSON
-// and a PNG in a folder. cast-stability: engine/eval/cast_stability.h. This file parses, runs
-// and writes.
+// and a PNG in a folder. cast-stability: engine/eval/cast_stability.h; thresholds:
+// engine/eval/threshold_study.h. This file parses, runs and writes.
 #include <torch/cuda.h>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +15,7 @@
 #include "engine/core/json_text.h"
 #include "engine/core/timing.h"
 #include "engine/eval/cast_stability.h"
+#include "engine/eval/threshold_study.h"
 #include "engine/model/model_config.h"
 #include "ui/cli/command.h"
 #include "ui/model_source.h"
@@ -37,6 +38,9 @@ struct StudyCliOptions {
   std::vector<int64_t> blocks;
   std::vector<int> steps{0};
   int walks = 2;
+  std::vector<double> thetas{0.9, 0.95, 0.98};
+  std::vector<double> theta_scs{0.7, 0.755, 0.8};
+  int frames = 32;
   std::string out;
   bool quiet = false;
 };
@@ -83,9 +87,28 @@ eval::EvalOptions eval_options(StudyCliOptions& options) {
   return eval;
 }
 
+void run_thresholds(StudyCliOptions& options) {
+  eval::ThresholdStudyOptions study;
+  study.thetas = options.thetas;
+  study.theta_scs = options.theta_scs;
+  study.frames = options.frames;
+  const eval::EvalOptions eval = eval_options(options);
+  eval::validate(eval);
+  eval::validate(study, eval);  // every refusal before the first run
+  fs::create_directories(options.out);
+  const eval::ThresholdStudy result = eval::run_threshold_study(eval, study);
+  const fs::path out(options.out);
+  const std::string table = result.markdown();
+  write_file_atomically((out / "thresholds.md").string(), table);
+  write_file_atomically((out / "thresholds.json").string(), result.to_json().dump(1) + "\n");
+  std::printf("%s\n%s\n", table.c_str(), result.plot((out / "thresholds.png").string()).c_str());
+}
+
 void run_study(StudyCliOptions& options) {
+  if (options.name == "thresholds") return run_thresholds(options);
   if (options.name != "cast-stability") {
-    throw Error("study", "unknown study '" + options.name + "' (known: cast-stability)");
+    throw Error("study",
+                "unknown study '" + options.name + "' (known: cast-stability, thresholds)");
   }
   eval::CastStudyOptions study;
   study.classify_blocks = options.blocks;
@@ -108,7 +131,7 @@ const bool kRegistered = register_command("study", [](CLI::App& app) {
   auto options = std::make_shared<StudyCliOptions>();
   CLI::App* cmd = app.add_subcommand(
       "study", "HeadCast's experiments on a trained model: a markdown table, JSON and a PNG");
-  cmd->add_option("name", options->name, "cast-stability")->required();
+  cmd->add_option("name", options->name, "cast-stability or thresholds")->required();
   cmd->add_option("--out", options->out, "Folder for the table, JSON and plot")->required();
   cmd->add_option("--weights", options->weights,
                   "Checkpoint folder with its config.json (default: the bundled model)");
@@ -131,7 +154,18 @@ const bool kRegistered = register_command("study", [](CLI::App& app) {
                   "Denoising steps to classify at, the first the reference")
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("--walks", options->walks, "Walks per seed")->capture_default_str();
+  cmd->add_option("--walks", options->walks, "Walks per seed (cast-stability)")
+      ->capture_default_str();
+  cmd->add_option("--thetas", options->thetas,
+                  "thresholds: theta values (theta_dummy = theta_sink = theta_spatial)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--theta-scs", options->theta_scs, "thresholds: theta_spatial_score values")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--frames", options->frames,
+                  "thresholds: frames scored per run after the cast applies")
+      ->capture_default_str();
   cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr");
   cmd->callback([options] { run_study(*options); });
 });

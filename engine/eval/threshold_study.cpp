@@ -1,0 +1,243 @@
+// See threshold_study.h and Note [Threshold study].
+#include "engine/eval/threshold_study.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "engine/core/error.h"
+#include "engine/core/gnuplot.h"
+#include "engine/core/timing.h"
+#include "engine/eval/eval_session.h"
+#include "engine/eval/overlay_glyphs.h"
+#include "engine/eval/psnr.h"
+
+namespace wc::eval {
+namespace {
+
+constexpr const char* kWhere = "study thresholds";
+
+// One policy's run on one seed: the frames after the cast applies, their times and overlays.
+struct Run {
+  std::vector<at::Tensor> frames;  // uint8 [H, W, 4]
+  std::vector<double> ms;
+  int64_t sprite = 0, hud = 0;
+  int64_t cache_bytes = 0;
+  nlohmann::json heads_by_type = nlohmann::json::object();
+};
+
+Run play(const EvalOptions& options, const std::string& policy, uint64_t seed,
+         const std::vector<game::Action>& actions, int64_t skip) {
+  std::unique_ptr<FrameSource> source = make_eval_source(options, policy, seed);
+  rollout::Session* session = session_of(*source);
+  if (session == nullptr) throw Error(kWhere, "the model under study is not a world-model session");
+  source->reset(seed);
+  const int width = source->width(), height = source->height();
+  const game::PixelRect sprite = game::screen_overlays(width, height).front();
+  Run run;
+  for (size_t i = 0; i < actions.size(); ++i) {
+    Stopwatch clock;
+    source->step(actions[i]);
+    const at::Tensor frame = current_frame(*source);
+    const double ms = clock.elapsed_ms();
+    if (static_cast<int64_t>(i) < skip) continue;
+    const uint8_t* pixels = frame.data_ptr<uint8_t>();
+    run.sprite += match_player_sprite(pixels, width, height, sprite).pose;
+    run.hud += hud_digits_readable(pixels, width, height);
+    run.ms.push_back(ms);
+    run.frames.push_back(frame.clone());
+  }
+  const attention::PolicyStats stats = session->policy().stats();
+  run.cache_bytes = stats.total_bytes();
+  std::map<std::string, int> counts;
+  for (const auto& layer : stats.heads) {
+    for (const attention::HeadStats& head : layer) ++counts[attention::head_type_name(head.type)];
+  }
+  for (const auto& [name, count] : counts) run.heads_by_type[name] = count;
+  return run;
+}
+
+std::string number(double value, const char* format) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+}  // namespace
+
+void validate(const ThresholdStudyOptions& study, const EvalOptions& options) {
+  if (options.seeds.empty()) throw Error(kWhere, "no seed to study");
+  if (study.thetas.empty() || study.theta_scs.empty()) {
+    throw Error(kWhere, "the grid is empty: give at least one theta and one theta_sc");
+  }
+  for (double theta : study.thetas) {
+    if (!(theta >= 0.0 && theta <= 1.0)) {
+      throw Error(kWhere, "theta " + number(theta, "%g") +
+                              ": must be in [0, 1] (the share of the full output a path keeps)");
+    }
+  }
+  for (double theta_sc : study.theta_scs) {
+    if (!(theta_sc >= -10.0 && theta_sc <= 1.0)) {
+      throw Error(kWhere, "theta_sc " + number(theta_sc, "%g") + ": must be in [-10, 1]");
+    }
+  }
+  if (study.frames < 1) throw Error(kWhere, "frames: must be at least 1");
+}
+
+ThresholdStudy run_threshold_study(const EvalOptions& options, const ThresholdStudyOptions& study) {
+  validate(options);
+  validate(study, options);
+  const int64_t f = options.config.frames_per_block;
+  // The cast is decided on the window's first full block and applies from the next one.
+  const int64_t skip = eval_window_frames(options) + f;
+  const int64_t steps = skip + study.frames;
+  const nlohmann::json base = eval_policy_settings(options, "headcast");
+
+  ThresholdStudy result;
+  result.frames_scored = study.frames;
+  result.settings = base;
+  struct Sums {
+    std::vector<double> ms;
+    double psnr = 0.0;
+    int64_t frames = 0, sprite = 0, hud = 0;
+  };
+  Sums dense_sums;
+  std::vector<Sums> cell_sums(study.thetas.size() * study.theta_scs.size());
+  result.cells.resize(cell_sums.size());
+  for (uint64_t seed : options.seeds) {
+    const std::vector<game::Action> actions = eval_actions(options, seed, static_cast<int>(steps));
+    report_progress(options, std::string(kWhere) + ": seed " + std::to_string(seed) + ", dense");
+    const Run dense = play(options, "dense", seed, actions, skip);
+    dense_sums.ms.insert(dense_sums.ms.end(), dense.ms.begin(), dense.ms.end());
+    dense_sums.sprite += dense.sprite;
+    dense_sums.hud += dense.hud;
+    dense_sums.frames += static_cast<int64_t>(dense.frames.size());
+    if (seed == options.seeds.front()) result.dense_cache_bytes = dense.cache_bytes;
+    size_t k = 0;
+    for (double theta : study.thetas) {
+      for (double theta_sc : study.theta_scs) {
+        EvalOptions cell = options;
+        nlohmann::json settings = base;
+        settings["theta_dummy"] = theta;
+        settings["theta_sink"] = theta;
+        settings["theta_spatial"] = theta;
+        settings["theta_spatial_score"] = theta_sc;
+        cell.settings["headcast"] = settings;
+        report_progress(options, std::string(kWhere) + ": seed " + std::to_string(seed) +
+                                     ", theta " + number(theta, "%g") + ", theta_sc " +
+                                     number(theta_sc, "%g"));
+        const Run run = play(cell, "headcast", seed, actions, skip);
+        Sums& sums = cell_sums[k];
+        ThresholdCell& out = result.cells[k];
+        out.theta = theta;
+        out.theta_sc = theta_sc;
+        if (seed == options.seeds.front()) {
+          out.heads_by_type = run.heads_by_type;
+          out.cache_bytes = run.cache_bytes;
+        }
+        sums.ms.insert(sums.ms.end(), run.ms.begin(), run.ms.end());
+        for (size_t i = 0; i < run.frames.size(); ++i) {
+          sums.psnr += psnr(run.frames[i], dense.frames[i]);
+        }
+        sums.sprite += run.sprite;
+        sums.hud += run.hud;
+        sums.frames += static_cast<int64_t>(run.frames.size());
+        ++k;
+      }
+    }
+  }
+  const auto share = [](int64_t part, int64_t whole) {
+    return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+  };
+  result.dense_ms_per_frame = median(dense_sums.ms);
+  result.dense_sprite_share = share(dense_sums.sprite, dense_sums.frames);
+  result.dense_hud_share = share(dense_sums.hud, dense_sums.frames);
+  for (size_t k = 0; k < cell_sums.size(); ++k) {
+    const Sums& sums = cell_sums[k];
+    ThresholdCell& cell = result.cells[k];
+    cell.ms_per_frame = median(sums.ms);
+    cell.speed_vs_dense =
+        cell.ms_per_frame > 0.0 ? result.dense_ms_per_frame / cell.ms_per_frame : 0.0;
+    cell.psnr_vs_dense = sums.frames > 0 ? sums.psnr / static_cast<double>(sums.frames) : 0.0;
+    cell.sprite_share = share(sums.sprite, sums.frames);
+    cell.hud_share = share(sums.hud, sums.frames);
+  }
+  return result;
+}
+
+nlohmann::json ThresholdStudy::to_json() const {
+  nlohmann::json grid = nlohmann::json::array();
+  for (const ThresholdCell& c : cells) {
+    grid.push_back({{"theta", c.theta},
+                    {"theta_sc", c.theta_sc},
+                    {"heads_by_type", c.heads_by_type},
+                    {"cache_bytes", c.cache_bytes},
+                    {"ms_per_frame", c.ms_per_frame},
+                    {"speed_vs_dense", c.speed_vs_dense},
+                    {"psnr_vs_dense", c.psnr_vs_dense},
+                    {"sprite_share", c.sprite_share},
+                    {"hud_share", c.hud_share}});
+  }
+  return {{"study", "thresholds"},
+          {"settings", settings},
+          {"frames_scored", frames_scored},
+          {"dense",
+           {{"ms_per_frame", dense_ms_per_frame},
+            {"sprite_share", dense_sprite_share},
+            {"hud_share", dense_hud_share},
+            {"cache_bytes", dense_cache_bytes}}},
+          {"cells", grid}};
+}
+
+std::string ThresholdStudy::markdown() const {
+  std::ostringstream out;
+  out << "| θ | θ_sc | heads by type | K/V held | ms/frame | speed vs dense | PSNR vs dense | "
+         "sprite | HUD |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  const auto mib = [](int64_t bytes) { return number(bytes / 1048576.0, "%.1f MiB"); };
+  out << "| dense | | | " << mib(dense_cache_bytes) << " | " << number(dense_ms_per_frame, "%.1f")
+      << " | 1.00× | | " << number(100.0 * dense_sprite_share, "%.1f %%") << " | "
+      << number(100.0 * dense_hud_share, "%.1f %%") << " |\n";
+  for (const ThresholdCell& c : cells) {
+    std::string heads;
+    for (const auto& [name, count] : c.heads_by_type.items()) {
+      heads += (heads.empty() ? "" : ", ") + std::to_string(count.get<int>()) + " " + name;
+    }
+    out << "| " << number(c.theta, "%g") << " | " << number(c.theta_sc, "%g") << " | " << heads
+        << " | " << mib(c.cache_bytes) << " | " << number(c.ms_per_frame, "%.1f") << " | "
+        << number(c.speed_vs_dense, "%.2f×") << " | " << number(c.psnr_vs_dense, "%.1f dB") << " | "
+        << number(100.0 * c.sprite_share, "%.1f %%") << " | "
+        << number(100.0 * c.hud_share, "%.1f %%") << " |\n";
+  }
+  out << "\n"
+      << frames_scored
+      << " frames scored per run after the cast applies; heads and K/V of the first seed.\n";
+  return out.str();
+}
+
+std::string ThresholdStudy::plot(const std::string& png) const {
+  if (cells.empty()) return "no plot: nothing to draw";
+  std::ostringstream data;
+  for (const ThresholdCell& c : cells) {
+    data << c.speed_vs_dense << " " << c.psnr_vs_dense << " " << 100.0 * c.sprite_share << " \""
+         << number(c.theta, "%g") << "/" << number(c.theta_sc, "%g") << "\"\n";
+  }
+  const auto script = [&](const std::string& data_file) {
+    const std::string file = gnuplot_quoted(data_file);
+    std::ostringstream gp;
+    gp << "set terminal pngcairo size 1200,500 noenhanced\nset output " << gnuplot_quoted(png)
+       << "\nset multiplot layout 1,2 title 'HeadCast thresholds (theta/theta_sc) against dense'\n"
+       << "set grid\nset xlabel 'speed vs dense'\nset offsets graph 0.08, graph 0.08, graph "
+          "0.08, graph 0.08\n"
+       << "set ylabel 'PSNR vs dense, dB'\nplot " << file
+       << " using 1:2 with points pt 7 notitle, '' using 1:2:4 with labels offset 0,1 notitle\n"
+       << "set ylabel 'frames with a whole sprite, %'\nset yrange [0:105]\nplot " << file
+       << " using 1:3 with points pt 7 notitle, '' using 1:3:4 with labels offset 0,1 notitle\n"
+       << "unset multiplot\n";
+    return gp.str();
+  };
+  if (auto failed = run_gnuplot(data.str(), script)) return *failed;
+  return png;
+}
+
+}  // namespace wc::eval
