@@ -1,6 +1,8 @@
 // See strip_calibration.h.
 #include "engine/train/strip_calibration.h"
 
+#include <c10/core/GradMode.h>
+
 #include <vector>
 
 #include "engine/eval/terrain_groups.h"
