@@ -26,4 +26,12 @@ if 'world' in d:
             'own_free', r('own_free_scrolled_share'), 'game_walls', r('blocked_still_share'),
             'scrolled', r('walk_scrolled_share'), 'return', r('return_patch_share'),
             'return_all', r('return_all_patch_share')]
+    flow = w.get('ground_flow')
+    if flow:  # Note [Ground flow]: the model's edge and carried ground against the game's
+        def f(key):
+            v = flow.get(key)
+            return None if v is None else round(v, 3)
+        out += ['invented', f('invented_non_grass_share'), 'game_invented',
+                f('truth_invented_non_grass_share'), 'kept', f('kept_ground_share'),
+                'game_kept', f('truth_kept_ground_share')]
 print(*out)

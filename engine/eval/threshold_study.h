@@ -18,7 +18,8 @@ namespace wc::eval {
 // --settings otherwise), on each seed's player-like walk, beside dense on the same seed, keys and
 // noise. Per cell: the heads of each type (the first seed's cast), the K/V the policy holds at
 // the end, the frame time against dense's in the same run (median over the frames after the
-// cast applies, each seed's dense run timed in the same process), the frames' PSNR against
+// cast applies; dense is timed before and after the grid, whose first run pays the process's
+// warm-up), the frames' PSNR against
 // dense's over those frames, and what a player sees in them: the share of frames whose sprite is
 // one of the game's poses and whose HUD digits read as a count. A lower θ casts more heads
 // cheap and plays faster; the sprite and HUD say whether the game survives it. PSNR against dense

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/eval/eval_session.h"
+#include "engine/eval/ground_flow.h"
 #include "engine/eval/memory_trip.h"
 #include "engine/eval/overlay_glyphs.h"
 #include "engine/eval/own_walls.h"
@@ -42,12 +43,23 @@ struct ContentCounts {
   TerrainHistogram model{}, truth{};
   int64_t frames = 0;
   int64_t model_scored = 0, model_known = 0, truth_scored = 0, truth_known = 0;
+  GroundFlow model_flow, truth_flow;  // Note [Ground flow]
 
   void add(const ContentCounts& o) {
     for (int i = 0; i < kTerrainGroupCount; ++i) model[i] += o.model[i], truth[i] += o.truth[i];
     frames += o.frames;
     model_scored += o.model_scored, model_known += o.model_known;
     truth_scored += o.truth_scored, truth_known += o.truth_known;
+    model_flow.add(o.model_flow);
+    truth_flow.add(o.truth_flow);
+  }
+  // Note [Ground flow]'s shares, null when nothing was counted.
+  Json flow_json() const {
+    const auto value = [](double share) { return share < 0.0 ? Json(nullptr) : Json(share); };
+    return {{"invented_non_grass_share", value(model_flow.invented_share())},
+            {"truth_invented_non_grass_share", value(truth_flow.invented_share())},
+            {"kept_ground_share", value(model_flow.kept_share())},
+            {"truth_kept_ground_share", value(truth_flow.kept_share())}};
   }
   Json non_grass_ratio() const {
     const double truth_share = non_grass_share(truth);
@@ -139,10 +151,10 @@ struct OwnWallCounts {
 };
 
 struct TripCounts {
-  int64_t patches = 0;     // patches compared
-  int64_t truth_kept = 0;  // of them, brought back unchanged by the game
-  int64_t kept = 0;        // of those, brought back unchanged by the model
-  int64_t things = 0;      // of the game's, those the model's way out drew something but grass on
+  int64_t patches = 0;      // patches compared
+  int64_t truth_kept = 0;   // of them, brought back unchanged by the game
+  int64_t kept = 0;         // of those, brought back unchanged by the model
+  int64_t things = 0;       // of the game's, those the model's way out drew something but grass on
   int64_t things_kept = 0;  // of those, brought back unchanged by the model (the checked share)
 
   void add(const TripCounts& o) {
@@ -253,6 +265,8 @@ Json eval_world(const EvalOptions& options) {
         terrain_groups(previous.data_ptr<uint8_t>(), width, height);
     GridPhase previous_phase =
         best_structure(previous_groups, width, height, overlays, survey).phase;
+    std::vector<TerrainGroup> previous_true_groups =
+        terrain_groups(truth.game().frame().data(), width, height);
     const bool keep_grid = options.keep_frame && seed == options.seeds.front();
     std::vector<at::Tensor> grid_model, grid_truth;
     if (keep_grid) {
@@ -272,10 +286,13 @@ Json eval_world(const EvalOptions& options) {
       const uint8_t* true_pixels = truth.game().frame().data();
       const int walk_frame = i + 1;
       std::vector<TerrainGroup> groups = terrain_groups(pixels, width, height);
+      std::vector<TerrainGroup> true_groups = terrain_groups(true_pixels, width, height);
       const StructureScore drawn = best_structure(groups, width, height, overlays, survey);
+      Shift model_scroll;  // the content shift of the model's own step (Note [Ground flow])
 
       if (action != game::Action::kNone) {
         const Shift shift = estimate_shift(previous, frame, correlation);
+        model_scroll = content_shift_of(camera_direction(shift), game::kPlayerSpeed);
         if (moved) {
           ++moving;
           scrolled += camera_direction(shift) == action;
@@ -295,7 +312,13 @@ Json eval_world(const EvalOptions& options) {
       if (walk_frame > kWorldSkipFrames) {
         ContentCounts counts;
         counts.frames = 1;
-        const std::vector<TerrainGroup> true_groups = terrain_groups(true_pixels, width, height);
+        counts.model_flow = ground_flow(previous_groups, groups, width, height, model_scroll.dx,
+                                        model_scroll.dy, overlays);
+        if (moved) {
+          const Shift camera = content_shift_of(action, game::kPlayerSpeed);
+          counts.truth_flow = ground_flow(previous_true_groups, true_groups, width, height,
+                                          camera.dx, camera.dy, overlays);
+        }
         counts.model = terrain_histogram(groups, width, height, overlays);
         counts.truth = terrain_histogram(true_groups, width, height, overlays);
         const StructureScore true_drawn = score_structure(
@@ -315,6 +338,7 @@ Json eval_world(const EvalOptions& options) {
       }
       previous = std::move(frame);
       previous_groups = std::move(groups);
+      previous_true_groups = std::move(true_groups);
       previous_phase = drawn.phase;
     }
     if (keep_grid) options.keep_frame("world_walk_grid", walk_grid(grid_model, grid_truth));
@@ -341,6 +365,7 @@ Json eval_world(const EvalOptions& options) {
          {"non_grass_share", non_grass_share(seed_counts.model)},
          {"truth_non_grass_share", non_grass_share(seed_counts.truth)},
          {"structure_share", share(seed_counts.model_known, seed_counts.model_scored)},
+         {"ground_flow", seed_counts.flow_json()},
          {"sprite_share", share(seed_sprite, frames)},
          {"hud_share", share(seed_hud, frames)},
          {"blocked_steps", seed_blocked},
@@ -364,7 +389,8 @@ Json eval_world(const EvalOptions& options) {
                             {"non_grass_ratio", c.non_grass_ratio()},
                             {"structure_share", share(c.model_known, c.model_scored)},
                             {"structure_block_ratio", share(c.model_scored, c.truth_scored)},
-                            {"truth_structure_share", share(c.truth_known, c.truth_scored)}});
+                            {"truth_structure_share", share(c.truth_known, c.truth_scored)},
+                            {"ground_flow", c.flow_json()}});
   }
   Json groups = Json::array();
   for (int i = 0; i < kTerrainGroupCount; ++i) {
@@ -388,6 +414,7 @@ Json eval_world(const EvalOptions& options) {
       {"truth_structure_blocks", total.truth_scored},
       {"structure_block_ratio", share(total.model_scored, total.truth_scored)},
       {"truth_structure_share", share(total.truth_known, total.truth_scored)},
+      {"ground_flow", total.flow_json()},
       {"survey",
        {{"seeds", kStructureSurveySeeds},
         {"frames", survey.frames()},

@@ -57,6 +57,12 @@ inline constexpr int kWorldSegmentFrames = 1000;
 // when the way out drew nothing but grass). "return_all_patch_share" counts every scored patch,
 // grass too, and "truth_return_patch_share" is the game's own share of all patches, for context.
 //
+// Where the world gains and loses ground that is not grass (Note [Ground flow], ground_flow.h):
+// "ground_flow" (in total, per seed and per segment) holds the non-grass share of the strip each
+// scrolling step brought into view, the model's ("invented_non_grass_share") beside the game's,
+// and the share of the carried non-grass pixels that kept their group ("kept_ground_share"),
+// so an emptying world says whether it invents too little or lets its ground fade.
+//
 // With options.keep_frame set, the first seed's walk is handed over as one picture,
 // "world_walk_grid": the model's frames on top, the game's below, at walk frames 0, 100, 200, ...
 nlohmann::json eval_world(const EvalOptions& options);

@@ -68,6 +68,13 @@ TEST(WorldContent, TheGameItselfScoresTheCeiling) {
   EXPECT_EQ(w["truth_structure_share"].get<double>(), 1.0);
   EXPECT_EQ(w["structure_block_ratio"].get<double>(), 1.0);
   EXPECT_GT(w["structure_blocks"].get<int>(), 500);
+  // Note [Ground flow]: the game as a model invents its edge as the game does and keeps its ground.
+  const Json& flow = w["ground_flow"];
+  EXPECT_GT(flow["truth_invented_non_grass_share"].get<double>(), 0.05);
+  EXPECT_NEAR(flow["invented_non_grass_share"].get<double>(),
+              flow["truth_invented_non_grass_share"].get<double>(), 0.02);
+  EXPECT_GT(flow["kept_ground_share"].get<double>(), 0.99);
+  EXPECT_GT(flow["truth_kept_ground_share"].get<double>(), 0.99);
   EXPECT_EQ(w["sprite_share"].get<double>(), 1.0);
   EXPECT_EQ(w["sprite_pixel_share"].get<double>(), 1.0);
   EXPECT_EQ(w["hud_share"].get<double>(), 1.0);
@@ -184,6 +191,10 @@ TEST(WorldContent, AnEmptyGrassFieldScoresBadly) {
   EXPECT_TRUE(w["structure_share"].is_null());               // nothing drawn to score ...
   EXPECT_EQ(w["structure_block_ratio"].get<double>(), 0.0);  // ... where the game drew blocks
   EXPECT_EQ(w["walk_scrolled_share"].get<double>(), 0.0);
+  // A field that never scrolls brings in no ground and carries none.
+  EXPECT_TRUE(w["ground_flow"]["invented_non_grass_share"].is_null());
+  EXPECT_TRUE(w["ground_flow"]["kept_ground_share"].is_null());
+  EXPECT_GT(w["ground_flow"]["truth_invented_non_grass_share"].get<double>(), 0.05);
   for (const Json& segment : w["segments"]) {
     EXPECT_GT(segment["terrain_tv"].get<double>(), 0.10);
     EXPECT_TRUE(segment["structure_share"].is_null());
@@ -198,9 +209,9 @@ TEST(WorldContent, AnEmptyGrassFieldScoresBadly) {
   EXPECT_EQ(w["return_all_patch_share"].get<double>(), 1.0);
   EXPECT_EQ(w["return_patches"].get<int>(), 0);
   EXPECT_TRUE(w["return_patch_share"].is_null());
-  for (const char* name : {"world terrain TV", "world non-grass ratio", "world tile structure",
-                           "world own walls held", "world own free steps scrolled",
-                           "world return-trip tokens"}) {
+  for (const char* name :
+       {"world terrain TV", "world non-grass ratio", "world tile structure", "world own walls held",
+        "world own free steps scrolled", "world return-trip tokens"}) {
     EXPECT_FALSE(check_named(report, name)["pass"].get<bool>()) << name;
   }
   // Its sprite and HUD are the game's.
