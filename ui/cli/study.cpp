@@ -87,25 +87,31 @@ eval::EvalOptions eval_options(StudyCliOptions& options) {
   return eval;
 }
 
-void run_thresholds(StudyCliOptions& options) {
-  eval::ThresholdStudyOptions study;
-  study.thetas = options.thetas;
-  study.theta_scs = options.theta_scs;
-  study.frames = options.frames;
+// Validates the eval and the study (every refusal before the first run), runs it, and writes its
+// table, JSON and plot as STEM.md, STEM.json and STEM.png into --out.
+template <typename Study, typename Run>
+void run_and_write(StudyCliOptions& options, const Study& study, const Run& run,
+                   const std::string& stem) {
   const eval::EvalOptions eval = eval_options(options);
   eval::validate(eval);
-  eval::validate(study, eval);  // every refusal before the first run
+  eval::validate(study, eval);
   fs::create_directories(options.out);
-  const eval::ThresholdStudy result = eval::run_threshold_study(eval, study);
+  const auto result = run(eval, study);
   const fs::path out(options.out);
   const std::string table = result.markdown();
-  write_file_atomically((out / "thresholds.md").string(), table);
-  write_file_atomically((out / "thresholds.json").string(), result.to_json().dump(1) + "\n");
-  std::printf("%s\n%s\n", table.c_str(), result.plot((out / "thresholds.png").string()).c_str());
+  write_file_atomically((out / (stem + ".md")).string(), table);
+  write_file_atomically((out / (stem + ".json")).string(), result.to_json().dump(1) + "\n");
+  std::printf("%s\n%s\n", table.c_str(), result.plot((out / (stem + ".png")).string()).c_str());
 }
 
 void run_study(StudyCliOptions& options) {
-  if (options.name == "thresholds") return run_thresholds(options);
+  if (options.name == "thresholds") {
+    eval::ThresholdStudyOptions study;
+    study.thetas = options.thetas;
+    study.theta_scs = options.theta_scs;
+    study.frames = options.frames;
+    return run_and_write(options, study, eval::run_threshold_study, "thresholds");
+  }
   if (options.name != "cast-stability") {
     throw Error("study",
                 "unknown study '" + options.name + "' (known: cast-stability, thresholds)");
@@ -114,17 +120,7 @@ void run_study(StudyCliOptions& options) {
   study.classify_blocks = options.blocks;
   study.classify_steps = options.steps;
   study.walks = options.walks;
-  const eval::EvalOptions eval = eval_options(options);
-  eval::validate(eval);
-  eval::validate(study, eval);  // every refusal before the first run
-  fs::create_directories(options.out);
-  const eval::CastStability result = eval::run_cast_stability(eval, study);
-  const fs::path out(options.out);
-  const std::string table = result.markdown();
-  write_file_atomically((out / "cast_stability.md").string(), table);
-  write_file_atomically((out / "cast_stability.json").string(), result.to_json().dump(1) + "\n");
-  std::printf("%s\n%s\n", table.c_str(),
-              result.plot((out / "cast_stability.png").string()).c_str());
+  run_and_write(options, study, eval::run_cast_stability, "cast_stability");
 }
 
 const bool kRegistered = register_command("study", [](CLI::App& app) {
