@@ -18,6 +18,7 @@
 #include "engine/model/weights.h"
 #include "engine/train/clip_stream.h"
 #include "engine/train/consistent_target.h"
+#include "engine/train/drawn_context.h"
 #include "engine/train/strip_calibration.h"
 #include "engine/train/token_batch.h"
 #include "engine/train/token_rollout.h"
@@ -30,6 +31,8 @@ namespace fs = std::filesystem;
 
 // Set apart from the batch's own seed, so the play's draws are not the mask's.
 constexpr uint64_t kOwnPlaySeed = 0x6f776e706c6179ULL;
+// Likewise for the draws of Note [Drawn context].
+constexpr uint64_t kDrawnSeed = 0x647261776eULL;
 
 namespace {
 
@@ -132,6 +135,9 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
   const auto scalar = at::TensorOptions().device(options.device);
   at::Tensor loss_sum = at::zeros({}, scalar);
   at::Tensor miss_sum = at::zeros({}, scalar.dtype(at::kLong));
+  // Note [Drawn context]: carried places drawn, and those whose draw is not the game's token.
+  at::Tensor drawn_changed_sum = at::zeros({}, scalar.dtype(at::kLong));
+  at::Tensor drawn_carried_sum = at::zeros({}, scalar.dtype(at::kLong));
   int64_t window_patches = 0;
   double window_wait_ms = 0.0;
   const auto save = [&] {
@@ -156,8 +162,11 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
     window_patches += tokens.numel();
     const at::Tensor actions = clips.actions.to(options.device);
     const at::Tensor positions = clips.positions.to(options.device);
-    // Note [Own token context]: the first rows' context is the model's own play.
+    // Note [Own token context]: the first rows' context is the model's own play; Note [Drawn
+    // context]: the next rows' carries its one-step draws.
     const int64_t played_rows = std::llround(config.tokens.own_share * config.batch);
+    const int64_t drawn_rows = std::min<int64_t>(
+        std::llround(config.tokens.drawn_share * config.batch), config.batch - played_rows);
     OwnContext own;
     const bool has_quarters = !model_config.tile_quarters.empty();
     const at::Tensor quarters = has_quarters ? clips.quarters.to(options.device) : at::Tensor();
@@ -177,10 +186,28 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
       own.scored =
           at::cat({targets.scored, at::ones_like(rest(tokens), targets.scored.options())}, 0);
     }
-    TokenBatch batch = make_token_batch(tokens, actions, positions, config.tokens,
-                                        model_config.tokens.vocab, config.noise.action_dropout,
-                                        config.noise.dropped_action, step_seed(config.seed, step),
-                                        overlay_cells, played_rows > 0 ? &own : nullptr);
+    if (drawn_rows > 0) {
+      const at::Tensor row = at::arange(config.batch, actions.options());
+      const at::Tensor chosen = (row >= played_rows) & (row < played_rows + drawn_rows);
+      const at::Tensor carried = scrolled_in(tokens).logical_not();
+      const at::Tensor context = played_rows > 0 ? own.context : tokens;
+      const at::Tensor drawn =
+          drawn_context(*weights.model, tokens, actions, positions, quarters, chosen, carried,
+                        config.tokens.drawn_temperature, step_seed(config.seed ^ kDrawnSeed, step));
+      own.context = at::where(chosen.view({-1, 1, 1, 1}), drawn, context);
+      if (played_rows == 0) {
+        own.targets = tokens;
+        own.scored = at::ones_like(tokens, tokens.options().dtype(at::kBool));
+      }
+      own.rows = row < played_rows + drawn_rows;
+      const at::Tensor changed = chosen.view({-1, 1, 1, 1}) & carried & (drawn != tokens);
+      drawn_changed_sum += changed.sum();
+      drawn_carried_sum += (chosen.view({-1, 1, 1, 1}) & carried).slice(1, 1).sum();
+    }
+    TokenBatch batch = make_token_batch(
+        tokens, actions, positions, config.tokens, model_config.tokens.vocab,
+        config.noise.action_dropout, config.noise.dropped_action, step_seed(config.seed, step),
+        overlay_cells, played_rows + drawn_rows > 0 ? &own : nullptr);
     if (has_quarters) {
       // Note [Quarter tracking]: a played clip's context carries the quarters its own play made.
       const at::Tensor context_quarters =
@@ -215,6 +242,15 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
       report.clips_per_second = r.clips_per_second;
       nlohmann::json extra = strip_calibration.take();
       extra["codebook_miss_share"] = miss_share;
+      if (config.tokens.drawn_share > 0.0) {
+        const int64_t carried = drawn_carried_sum.item<int64_t>();
+        extra["drawn_changed_share"] =
+            carried > 0 ? nlohmann::json(static_cast<double>(drawn_changed_sum.item<int64_t>()) /
+                                         static_cast<double>(carried))
+                        : nlohmann::json(nullptr);
+        drawn_changed_sum.zero_();
+        drawn_carried_sum.zero_();
+      }
       write_log_line(log_file, r, extra);
       if (options.progress_bar) {
         const double left =

@@ -86,6 +86,10 @@ struct TokenSpec {
   // The share of each batch's clips whose context the model plays itself (Note [Own token
   // context], token_rollout.h); 0: every context is the game's.
   double own_share = 0.0;
+  // The share of each batch's clips whose context frames carry the model's own one-step draws
+  // (Note [Drawn context], drawn_context.h), drawn at drawn_temperature; 0: none.
+  double drawn_share = 0.0;
+  double drawn_temperature = 1.0;
 };
 
 }  // namespace wc::train

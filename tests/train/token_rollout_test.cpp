@@ -16,6 +16,7 @@
 #include "engine/model/tile_quarters.h"
 #include "engine/model/weights.h"
 #include "engine/train/consistent_target.h"
+#include "engine/train/drawn_context.h"
 #include "engine/train/token_batch.h"
 #include "engine/train/token_rollout.h"
 #include "engine/train/trainer.h"
@@ -178,6 +179,107 @@ TEST(PlayTokenClips, RefusesSeedFramesOutsideTheClip) {
   const at::Tensor keys = at::zeros({1, 3}, at::kLong);
   EXPECT_THROW(play_token_clips(*net, truth, keys, keys, 0, 1), c10::Error);
   EXPECT_THROW(play_token_clips(*net, truth, keys, keys, 4, 1), c10::Error);
+}
+
+// Fast path against reference: each place's draw is the first token whose cumulative
+// probability at the temperature passes the place's uniform, found one place at a time.
+TEST(DrawTokens, InvertsEachPlacesCdf) {
+  std::mt19937 random(std::random_device{}());
+  at::manual_seed(random());
+  const at::Tensor logits = at::randn({3, 5, 7}) * 3.0;
+  const at::Tensor uniforms = at::rand({3, 5});
+  for (const double temperature : {0.5, 1.0, 2.0}) {
+    const at::Tensor drawn = draw_tokens(logits, uniforms, temperature);
+    ASSERT_EQ(drawn.sizes(), (std::vector<int64_t>{3, 5}));
+    const at::Tensor probs = at::softmax(logits.to(at::kDouble) / temperature, -1);
+    for (int64_t i = 0; i < 3; ++i) {
+      for (int64_t j = 0; j < 5; ++j) {
+        const double u = uniforms[i][j].item<double>();
+        double sum = 0.0;
+        int64_t expected = 6;
+        for (int64_t v = 0; v < 7; ++v) {
+          sum += probs[i][j][v].item<double>();
+          if (sum > u) {
+            expected = v;
+            break;
+          }
+        }
+        EXPECT_EQ(drawn[i][j].item<int64_t>(), expected) << i << "," << j << " at " << temperature;
+      }
+    }
+  }
+  // A sure place draws its token whatever the uniform.
+  const at::Tensor sure =
+      at::full({1, 4, 7}, -30.0).index_fill_(-1, at::tensor(std::vector<int64_t>{3}), 30.0);
+  const at::Tensor spread = at::tensor(std::vector<float>{0.0f, 0.3f, 0.7f, 0.9999f}).view({1, 4});
+  EXPECT_TRUE(draw_tokens(sure, spread, 1.0).eq(3).all().item<bool>());
+}
+
+// Note [Drawn context]: the chosen rows' carried places after the sink hold the model's one-pass
+// draws given the game's frames before (the masked sequence, reference), everything else the
+// game's tokens; the draws follow from the seed.
+TEST(DrawnContext, DrawsCarriedPlacesFromTheGamesContext) {
+  std::mt19937 random(std::random_device{}());
+  const model::ModelConfig c = token_config(12);
+  model::CausalDiT net(c);
+  model::init_random_weights(net, random());
+  const int64_t b = 3, f = 4;
+  at::manual_seed(random());
+  const at::Tensor tokens = at::randint(0, c.tokens.vocab, {b, f, 4, 4}, at::kLong);
+  const at::Tensor actions = at::randint(0, 5, {b, f}, at::kLong);
+  const at::Tensor positions = at::arange(f, at::kLong).repeat({b, 1});
+  const at::Tensor rows = at::tensor(std::vector<int64_t>{1, 0, 1}).to(at::kBool);
+  const at::Tensor carried = at::rand({b, f, 4, 4}) < 0.7;
+  const uint64_t seed = random();
+  const double temperature = 3.0;
+  const at::Tensor drawn = drawn_context(*net, tokens, actions, positions, at::Tensor(), rows,
+                                         carried, temperature, seed);
+  EXPECT_TRUE(drawn.select(0, 1).equal(tokens.select(0, 1)));
+  EXPECT_TRUE(drawn.slice(1, 0, 1).equal(tokens.slice(1, 0, 1)));
+  EXPECT_TRUE(at::where(carried, tokens, drawn).equal(tokens));
+  EXPECT_TRUE(drawn_context(*net, tokens, actions, positions, at::Tensor(), rows, carried,
+                            temperature, seed)
+                  .equal(drawn));
+  EXPECT_FALSE(drawn_context(*net, tokens, actions, positions, at::Tensor(), rows, carried,
+                             temperature, seed + 1)
+                   .equal(drawn));
+
+  // Each carried place holds the reference's draw at the same uniform: the token whose span of
+  // the reference's CDF holds it (to within the two forwards' rounding). The uniforms are the
+  // chosen rows' in order, frames 1.. of each, as the function takes them from its generator.
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  const at::Tensor uniforms = at::rand({2, f - 1, 16}, gen, at::TensorOptions().dtype(at::kFloat));
+  const at::NoGradGuard no_grad;
+  const int64_t chosen[] = {0, 2};
+  int64_t changed = 0;
+  for (int64_t k = 0; k < 2; ++k) {
+    const int64_t r = chosen[k];
+    const at::Tensor clip = tokens.slice(0, r, r + 1);
+    for (int64_t p = 1; p < f; ++p) {
+      const at::Tensor masked = at::full({1, 1, 4, 4}, c.tokens.vocab, at::kLong);
+      const at::Tensor logits =
+          masked_sequence_logits(net, clip, masked, at::ones({1, 1}), actions.slice(0, r, r + 1),
+                                 positions.slice(0, r, r + 1), p);
+      const at::Tensor cdf =
+          at::softmax(logits.view({16, -1}).to(at::kDouble) / temperature, -1).cumsum(-1);
+      for (int64_t i = 0; i < 16; ++i) {
+        const int64_t y = i / 4, x = i % 4;
+        const int64_t got = drawn[r][p][y][x].item<int64_t>();
+        if (!carried[r][p][y][x].item<bool>()) {
+          EXPECT_EQ(got, tokens[r][p][y][x].item<int64_t>());
+          continue;
+        }
+        const double u = uniforms[k][p - 1][i].item<double>();
+        const double below = got == 0 ? 0.0 : cdf[i][got - 1].item<double>();
+        EXPECT_LE(below, u + 1e-4) << "row " << r << " frame " << p << " place " << i;
+        EXPECT_GT(cdf[i][got].item<double>(), u - 1e-4)
+            << "row " << r << " frame " << p << " place " << i;
+        changed += got != tokens[r][p][y][x].item<int64_t>();
+      }
+    }
+  }
+  // At a high temperature over 12 tokens most draws differ from a random clip's.
+  EXPECT_GT(changed, 10);
 }
 
 // The game's frames as tokens of the codebook of their distinct 8x8 patches, 128x128, and the

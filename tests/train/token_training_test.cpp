@@ -410,6 +410,36 @@ TEST_F(TokenTrainerTest, LearnsWithPlayedContexts) {
   EXPECT_TRUE(fs::exists(dir_ / "run" / "model" / "config.json"));
 }
 
+// Note [Drawn context]: with its own draws in half the contexts, beside played ones, the loop
+// learns and logs how many carried places the draws changed.
+TEST_F(TokenTrainerTest, LearnsWithDrawnContexts) {
+  config_.tokens.own_share = 0.25;
+  config_.tokens.drawn_share = 0.5;
+  config_.tokens.drawn_temperature = 2.0;
+  TrainOptions options;
+  options.out_dir = (dir_ / "run").string();
+  options.max_steps = 30;
+  options.progress_bar = false;
+  std::vector<double> losses;
+  const TrainReport report =
+      train(config_, options, [&](const StepReport& r) { losses.push_back(r.loss); });
+  EXPECT_EQ(report.steps, 30);
+  ASSERT_GE(losses.size(), 2u);
+  EXPECT_LT(losses.back(), losses.front());
+  std::ifstream log(dir_ / "run" / "log.jsonl");
+  std::string line;
+  int lines = 0;
+  while (std::getline(log, line)) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    ASSERT_TRUE(j.contains("drawn_changed_share")) << line;
+    const double changed = j["drawn_changed_share"].get<double>();
+    EXPECT_GT(changed, 0.0);
+    EXPECT_LE(changed, 1.0);
+    ++lines;
+  }
+  EXPECT_GE(lines, 2);
+}
+
 // Note [Tile quarters]: a model grows the quarter vectors from one without them, starting at zero,
 // and a run that learns them plays.
 TEST_F(TokenTrainerTest, GrowsTileQuartersFromAModelWithout) {

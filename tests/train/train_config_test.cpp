@@ -248,6 +248,27 @@ TEST(TrainConfig, TokenOwnShareIsOptionalAndChecked) {
   EXPECT_THAT(error_of(j), HasSubstr("field 'tokens.own_share': must be in [0"));
 }
 
+// Note [Drawn context]: the drawn share and its temperature are optional and bounded, and the
+// played and drawn clips fit in the batch.
+TEST(TrainConfig, TokenDrawnShareIsOptionalAndChecked) {
+  const std::string dir = std::string(WORLDCAST_SOURCE_DIR) + "/assets/train/";
+  const TrainConfig bundled = load_train_config(dir + "game-tokens.json");
+  EXPECT_EQ(bundled.tokens.drawn_share, 0.0);
+  EXPECT_EQ(bundled.tokens.drawn_temperature, 1.0);
+  std::ifstream in(dir + "game-tokens.json");
+  nlohmann::json j = nlohmann::json::parse(in);
+  j["tokens"]["drawn_share"] = 0.5;
+  j["tokens"]["drawn_temperature"] = 1.5;
+  const TrainConfig c = parse_train_config(j, "run.json");
+  EXPECT_EQ(c.tokens.drawn_share, 0.5);
+  EXPECT_EQ(c.tokens.drawn_temperature, 1.5);
+  j["tokens"]["drawn_temperature"] = 0.0;
+  EXPECT_THAT(error_of(j), HasSubstr("field 'tokens.drawn_temperature': must be in ["));
+  j["tokens"]["drawn_temperature"] = 1.0;
+  j["tokens"]["own_share"] = 0.75;
+  EXPECT_THAT(error_of(j), HasSubstr("field 'tokens.drawn_share': own_share and drawn_share"));
+}
+
 // Note [Deep rollout]: a lead is optional, bounded, and only the own rollout plays it.
 TEST(TrainConfig, LeadNeedsTheOwnRollout) {
   nlohmann::json j = bundled_json();
