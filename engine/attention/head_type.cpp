@@ -11,7 +11,9 @@ constexpr std::array<const char*, kHeadTypeCount> kNames = {"dense",   "sink",  
 
 }  // namespace
 
-const char* head_type_name(HeadType type) { return kNames[static_cast<size_t>(type)]; }
+const char* head_type_name(HeadType type) {
+  return kNames[static_cast<size_t>(type)];
+}
 
 std::optional<HeadType> parse_head_type(std::string_view name) {
   for (size_t i = 0; i < kNames.size(); ++i) {
@@ -23,6 +25,22 @@ std::optional<HeadType> parse_head_type(std::string_view name) {
   if (name == "G") return HeadType::kGlobal;
   if (name == "N") return HeadType::kNeighbour;
   return std::nullopt;
+}
+
+std::map<std::string, int> head_type_counts(const std::vector<std::vector<HeadType>>& cast) {
+  std::map<std::string, int> counts;
+  for (const auto& layer : cast) {
+    for (HeadType type : layer) ++counts[head_type_name(type)];
+  }
+  return counts;
+}
+
+std::string head_type_counts_text(const std::map<std::string, int>& counts) {
+  std::string text;
+  for (const auto& [name, count] : counts) {
+    text += (text.empty() ? "" : ", ") + std::to_string(count) + " " + name;
+  }
+  return text;
 }
 
 }  // namespace wc::attention

@@ -4,8 +4,11 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace wc::attention {
 
@@ -21,6 +24,12 @@ inline constexpr int kHeadTypeCount = 6;
 
 const char* head_type_name(HeadType type);  // "dense", "sink", "dummy", "spatial", "global", ...
 std::optional<HeadType> parse_head_type(std::string_view name);
+
+// How many heads of `cast` ([layer][head]) are of each type, by head_type_name; a type no head
+// has is absent.
+std::map<std::string, int> head_type_counts(const std::vector<std::vector<HeadType>>& cast);
+// The counts as a reader sees them: "6 dummy, 58 global" (types by name).
+std::string head_type_counts_text(const std::map<std::string, int>& counts);
 
 // HeadCast's per-head classification scores (NaN until the head has been classified).
 // Dummy Forcing stores its normalised attention masses in the same slots (see dummy_policy.h).

@@ -53,6 +53,15 @@ struct PolicyStats {
   double recast_agreement = std::numeric_limits<double>::quiet_NaN();
   AnnStats ann;
 
+  // Each head's type, [layer][head].
+  std::vector<std::vector<HeadType>> cast() const {
+    std::vector<std::vector<HeadType>> types;
+    for (const auto& layer : heads) {
+      types.emplace_back();
+      for (const HeadStats& head : layer) types.back().push_back(head.type);
+    }
+    return types;
+  }
   int64_t total_tokens() const {
     int64_t sum = 0;
     for (const auto& type : per_type) sum += type.cached_tokens;

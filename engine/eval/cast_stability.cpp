@@ -93,11 +93,7 @@ CastRun play_until_cast(const EvalOptions& base, const RunSpec& spec) {
     ++run.frames;
     const attention::PolicyStats stats = session->policy().stats();
     if (!stats.classified) continue;
-    for (const auto& layer : stats.heads) {
-      std::vector<attention::HeadType> types;
-      for (const attention::HeadStats& head : layer) types.push_back(head.type);
-      run.cast.push_back(std::move(types));
-    }
+    run.cast = stats.cast();
     return run;
   }
   throw Error(kWhere, "seed " + std::to_string(spec.seed) + ", block " +
@@ -179,26 +175,6 @@ CastStability run_cast_stability(const EvalOptions& options, const CastStudyOpti
   return result;
 }
 
-namespace {
-
-std::map<std::string, int> type_counts(const std::vector<std::vector<attention::HeadType>>& cast) {
-  std::map<std::string, int> counts;
-  for (const auto& layer : cast) {
-    for (attention::HeadType type : layer) ++counts[attention::head_type_name(type)];
-  }
-  return counts;
-}
-
-std::string counts_text(const std::map<std::string, int>& counts) {
-  std::string text;
-  for (const auto& [name, count] : counts) {
-    text += (text.empty() ? "" : ", ") + std::to_string(count) + " " + name;
-  }
-  return text;
-}
-
-}  // namespace
-
 nlohmann::json CastStability::to_json() const {
   nlohmann::json run_rows = nlohmann::json::array();
   for (const CastRun& run : runs) {
@@ -215,7 +191,7 @@ nlohmann::json CastStability::to_json() const {
                         {"walk", run.walk},
                         {"frames", run.frames},
                         {"agreement", run.agreement},
-                        {"heads_by_type", type_counts(run.cast)},
+                        {"heads_by_type", attention::head_type_counts(run.cast)},
                         {"cast", cast}});
   }
   nlohmann::json factor_rows = nlohmann::json::array();
@@ -249,7 +225,8 @@ std::string CastStability::markdown() const {
     std::snprintf(line, sizeof line, "| %s | %llu | %lld | %d | %d | %lld | %s | %.1f %% |\n",
                   run.factor.c_str(), static_cast<unsigned long long>(run.seed),
                   static_cast<long long>(run.classify_block), run.classify_step, run.walk,
-                  static_cast<long long>(run.frames), counts_text(type_counts(run.cast)).c_str(),
+                  static_cast<long long>(run.frames),
+                  attention::head_type_counts_text(attention::head_type_counts(run.cast)).c_str(),
                   100.0 * run.agreement);
     out << line;
   }

@@ -57,14 +57,9 @@ nlohmann::json cast_summary(FrameSource& source) {
   rollout::Session* session = session_of(source);
   if (!session) return nlohmann::json::object();
   const attention::PolicyStats stats = session->policy().stats();
-  nlohmann::json heads = nlohmann::json::object();
-  for (int t = 0; t < attention::kHeadTypeCount; ++t) {
-    const int count = stats.per_type[static_cast<size_t>(t)].heads;
-    if (count > 0) heads[attention::head_type_name(static_cast<attention::HeadType>(t))] = count;
-  }
   return {{"settings", session->policy().settings()},
           {"classified", stats.classified},
-          {"heads_by_type", heads},
+          {"heads_by_type", attention::head_type_counts(stats.cast())},
           {"cast", cast_table(stats)},
           {"cache_tokens", stats.total_tokens()},
           {"cache_bytes", stats.total_bytes()}};

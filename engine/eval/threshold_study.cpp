@@ -50,11 +50,7 @@ Run play(const EvalOptions& options, const std::string& policy, uint64_t seed,
   }
   const attention::PolicyStats stats = session->policy().stats();
   run.cache_bytes = stats.total_bytes();
-  std::map<std::string, int> counts;
-  for (const auto& layer : stats.heads) {
-    for (const attention::HeadStats& head : layer) ++counts[attention::head_type_name(head.type)];
-  }
-  for (const auto& [name, count] : counts) run.heads_by_type[name] = count;
+  run.heads_by_type = attention::head_type_counts(stats.cast());
   return run;
 }
 
@@ -203,10 +199,8 @@ std::string ThresholdStudy::markdown() const {
       << " | 1.00× | | " << number(100.0 * dense_sprite_share, "%.1f %%") << " | "
       << number(100.0 * dense_hud_share, "%.1f %%") << " |\n";
   for (const ThresholdCell& c : cells) {
-    std::string heads;
-    for (const auto& [name, count] : c.heads_by_type.items()) {
-      heads += (heads.empty() ? "" : ", ") + std::to_string(count.get<int>()) + " " + name;
-    }
+    const std::string heads =
+        attention::head_type_counts_text(c.heads_by_type.get<std::map<std::string, int>>());
     out << "| " << number(c.theta, "%g") << " | " << number(c.theta_sc, "%g") << " | " << heads
         << " | " << mib(c.cache_bytes) << " | " << number(c.ms_per_frame, "%.1f") << " | "
         << number(c.speed_vs_dense, "%.2f×") << " | " << number(c.psnr_vs_dense, "%.1f dB") << " | "

@@ -26,5 +26,16 @@ TEST(HeadType, NamesRoundTrip) {
   EXPECT_FALSE(parse_head_type("bogus").has_value());
 }
 
+TEST(HeadType, CountsACastByName) {
+  const std::vector<std::vector<HeadType>> cast = {
+      {HeadType::kDummy, HeadType::kGlobal, HeadType::kDummy},
+      {HeadType::kGlobal, HeadType::kSink, HeadType::kDummy}};
+  const std::map<std::string, int> counts = head_type_counts(cast);
+  EXPECT_EQ(counts, (std::map<std::string, int>{{"dummy", 3}, {"global", 2}, {"sink", 1}}));
+  EXPECT_EQ(head_type_counts_text(counts), "3 dummy, 2 global, 1 sink");
+  EXPECT_TRUE(head_type_counts({}).empty());
+  EXPECT_EQ(head_type_counts_text({}), "");
+}
+
 }  // namespace
 }  // namespace wc::attention

@@ -10,6 +10,7 @@
 
 #include "engine/core/error.h"
 #include "tests/eval/eval_test_config.h"
+#include "tests/eval/study_plot_check.h"
 
 namespace wc::eval {
 namespace {
@@ -74,17 +75,7 @@ TEST(CastStability, OneFactorAtATimeAroundTheReference) {
   EXPECT_NE(table.find("| seed |"), std::string::npos) << table;
   EXPECT_NE(table.find("| every run |"), std::string::npos) << table;
 
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("wc_cast_stability_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string png = (dir / "agreement.png").string();
-  const std::string message = result.plot(png);
-  if (message == png) {
-    EXPECT_GT(std::filesystem::file_size(png), 1000u);
-  } else {
-    EXPECT_NE(message.find("gnuplot"), std::string::npos) << message;
-  }
-  std::filesystem::remove_all(dir);
+  testing::expect_study_plot(result, "agreement");
 }
 
 TEST(CastStability, AgreementIsTheShareOfHeadsOfEqualType) {

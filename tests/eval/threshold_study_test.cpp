@@ -11,6 +11,7 @@
 
 #include "engine/core/error.h"
 #include "tests/eval/eval_test_config.h"
+#include "tests/eval/study_plot_check.h"
 
 namespace wc::eval {
 namespace {
@@ -63,17 +64,7 @@ TEST(ThresholdStudy, OneCellPerPairWithTheCastFollowingTheThresholds) {
   EXPECT_NE(table.find("| dense |"), std::string::npos) << table;
   EXPECT_NE(table.find("| 0 | 0.755 |"), std::string::npos) << table;
 
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("wc_thresholds_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string png = (dir / "thresholds.png").string();
-  const std::string message = result.plot(png);
-  if (message == png) {
-    EXPECT_GT(std::filesystem::file_size(png), 1000u);
-  } else {
-    EXPECT_NE(message.find("gnuplot"), std::string::npos) << message;
-  }
-  std::filesystem::remove_all(dir);
+  testing::expect_study_plot(result, "thresholds");
 }
 
 // A cast of every head Global (forced, so the grid's thresholds do not move it) attends as dense

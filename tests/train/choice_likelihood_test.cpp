@@ -2,6 +2,7 @@
 // fresh random palette frames; a pixel nothing shows is left out with a finite, zero gradient;
 // and minimising it calibrates the softmax to how often each colour appears where no move
 // explains the pixel.
+#include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
