@@ -91,7 +91,7 @@ TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
   if (spec.overlay_corrupt_share > 0.0 && overlay_cells.defined()) {
     at::Generator overlay_gen = at::detail::createCPUGenerator(seed ^ kOverlayCorruptSeed);
     at::Tensor chosen = at::rand({b, 1, 1}, overlay_gen, cpu_float) < spec.overlay_corrupt_share;
-    if (own != nullptr) chosen = chosen & ~own->rows.to(at::kCPU).view({b, 1, 1});
+    if (own != nullptr) chosen = chosen & ~own->played.to(at::kCPU).view({b, 1, 1});
     const at::Tensor first =
         at::randint(1, f, {b, 1, 1}, overlay_gen, at::TensorOptions().dtype(at::kLong));
     const at::Tensor frames = at::arange(f, at::TensorOptions().dtype(at::kLong)).view({1, f, 1});

@@ -42,12 +42,13 @@ namespace wc::train {
 // frames after it are still scored against the game's whole sprite and HUD, so the model learns
 // to draw them again from the key and the sink rather than to copy what the frame before shows.
 
-// Clips whose context the model played (Note [Own token context]), over the whole batch: `rows`
-// ([B] bool) are the played clips; `context` ([B, F, h, w]) is each clip's context, `targets` what
-// its frames are scored against where `scored` ([B, F, h, w] bool). The other rows hold the game's
-// tokens, every place scored.
+// Clips whose context holds the model's own draws, over the whole batch: `rows` ([B] bool) are
+// those clips, `played` ([B] bool, within rows) the ones the model played whole (Note [Own token
+// context]), the others carrying its one-step draws (Note [Drawn context]); `context` ([B, F, h,
+// w]) is each clip's context, `targets` what its frames are scored against where `scored` ([B, F,
+// h, w] bool). The other rows hold the game's tokens, every place scored.
 struct OwnContext {
-  at::Tensor rows, context, targets, scored;
+  at::Tensor rows, played, context, targets, scored;
 };
 
 struct TokenBatch {
@@ -73,8 +74,9 @@ at::Tensor scrolled_in(const at::Tensor& tokens);
 // `positions` ([B, F] int64). Actions are dropped to `dropped_action` with probability
 // `action_dropout`. Every draw follows from `seed`. `overlay_cells` ([h, w] bool, optional) are
 // the cells spec.overlay_weight and spec.overlay_corrupt_share apply to. With `own`, its rows'
-// context is the model's play and their masked frames show and score its targets (places not scored
-// weigh 0); their context is never corrupted (it holds the model's own mistakes already).
+// context is the model's and their masked frames show and score its targets (places not scored
+// weigh 0); their context is never corrupted (it holds the model's own mistakes already), but for
+// the overlay corruption of the rows it did not play.
 TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
                             const at::Tensor& positions, const TokenSpec& spec, int64_t vocab,
                             double action_dropout, int64_t dropped_action, uint64_t seed,

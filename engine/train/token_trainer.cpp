@@ -181,6 +181,7 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
       const at::Tensor steps = own_steps->steps(played, first(clips.actions));
       const OwnTargets targets = own_token_targets(first(tokens), played, steps, overlay_cells);
       own.rows = at::arange(config.batch, actions.options()) < played_rows;
+      own.played = own.rows;
       own.context = at::cat({played, rest(tokens)}, 0);
       own.targets = at::cat({targets.tokens, rest(tokens)}, 0);
       own.scored =
@@ -200,6 +201,7 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
         own.scored = at::ones_like(tokens, tokens.options().dtype(at::kBool));
       }
       own.rows = row < played_rows + drawn_rows;
+      own.played = row < played_rows;
       const at::Tensor changed = chosen.view({-1, 1, 1, 1}) & carried & (drawn != tokens);
       drawn_changed_sum += changed.sum();
       drawn_carried_sum += (chosen.view({-1, 1, 1, 1}) & carried).slice(1, 1).sum();

@@ -211,7 +211,7 @@ TEST(DrawTokens, InvertsEachPlacesCdf) {
   // A sure place draws its token whatever the uniform.
   const at::Tensor sure =
       at::full({1, 4, 7}, -30.0).index_fill_(-1, at::tensor(std::vector<int64_t>{3}), 30.0);
-  const at::Tensor spread = at::tensor(std::vector<float>{0.0f, 0.3f, 0.7f, 0.9999f}).view({1, 4});
+  const at::Tensor spread = at::tensor(std::vector<float>{0.001f, 0.3f, 0.7f, 0.9999f}).view({1, 4});
   EXPECT_TRUE(draw_tokens(sure, spread, 1.0).eq(3).all().item<bool>());
 }
 
@@ -521,6 +521,7 @@ TEST(MakeTokenBatch, PlayedRowsShowAndScoreTheirOwnTargets) {
   const at::Tensor positions = at::arange(f, at::kLong).repeat({b, 1});
   OwnContext own;
   own.rows = at::arange(b, at::kLong) < 1;
+  own.played = own.rows;
   own.context = tokens.clone();
   own.context[0] = at::randint(0, vocab, {f, 4, 4}, at::kLong);
   own.targets = tokens.clone();
@@ -547,6 +548,48 @@ TEST(MakeTokenBatch, PlayedRowsShowAndScoreTheirOwnTargets) {
     EXPECT_TRUE(
         (w.gt(0) == (masked & own.scored.select(1, p).reshape({b, 16}))).all().item<bool>());
   }
+}
+
+// Note [Drawn context]: a row that carries the model's draws but was not played keeps its context
+// from plain corruption, as a played one does, but takes overlay corruption, which a played row
+// never does.
+TEST(MakeTokenBatch, DrawnRowsTakeOnlyOverlayCorruption) {
+  const int64_t vocab = 20, b = 3, f = 7;
+  const at::Tensor tokens = at::randint(0, vocab, {b, f, 4, 4}, at::kLong);
+  const at::Tensor actions = at::zeros({b, f}, at::kLong);
+  const at::Tensor positions = at::arange(f, at::kLong).repeat({b, 1});
+  OwnContext own;
+  own.rows = at::arange(b, at::kLong) < 2;
+  own.played = at::arange(b, at::kLong) < 1;
+  own.context = at::randint(0, vocab, {b, f, 4, 4}, at::kLong);
+  own.context[2] = tokens[2];
+  own.targets = tokens.clone();
+  own.scored = at::ones({b, f, 4, 4}, at::kBool);
+  at::Tensor overlay = at::zeros({4, 4}, at::kBool);
+  overlay[1][1] = true;
+  overlay[0][3] = true;
+  overlay[2][2] = true;
+  overlay[3][0] = true;
+  TokenSpec spec;
+  spec.noisy_frames = 3;
+  spec.corrupt_share = 1.0;
+  spec.max_corrupt = 0.5;
+  spec.overlay_corrupt_share = 1.0;
+  bool game_row_corrupted = false;
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    const TokenBatch batch =
+        make_token_batch(tokens, actions, positions, spec, vocab, 0.0, 5, seed, overlay, &own);
+    const at::Tensor context = batch.input.frames.slice(1, 0, f);
+    EXPECT_TRUE(context[0].equal(own.context[0])) << "seed " << seed;
+    const at::Tensor off_overlay = overlay.logical_not().expand({f, 4, 4});
+    EXPECT_TRUE(
+        context[1].masked_select(off_overlay).equal(own.context[1].masked_select(off_overlay)))
+        << "seed " << seed;
+    EXPECT_FALSE(context[1].equal(own.context[1])) << "seed " << seed;
+    game_row_corrupted |=
+        !context[2].masked_select(off_overlay).equal(tokens[2].masked_select(off_overlay));
+  }
+  EXPECT_TRUE(game_row_corrupted);
 }
 
 }  // namespace
