@@ -8,7 +8,10 @@
 # A previous run continues when run/state exists (put a returned state there first, or call again
 # while the machine is warm); otherwise INIT=DIR starts from the exported model in DIR. On a
 # machine still warm from an earlier call the build is reused. STATE_BACK=0 returns the model and
-# logs only (a state too large for the returned files stays on the warm machine).
+# logs only (a state too large for the returned files stays on the warm machine). With WORLD_RUNS
+# (RUNS as tools/gpu_world.sh takes them, "WEIGHTS=run/model" for the trained weights), the world
+# metric runs after training within BUDGET, on the exported model given PLAY_CONFIG's play
+# settings (default: the bundled model's config), so one call trains and judges a trial.
 set -u
 source tools/device_env.sh
 BUDGET=${1:-300}
@@ -26,9 +29,12 @@ echo "built in $((SECONDS - START)) s" | tee "$OUT/train_summary.txt"
 ( while sleep 20; do nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader; done ) \
   > "$OUT/smi.txt" 2>&1 &
 SMI=$!
+# Seconds kept back for the world metric: about 45 a run of 8 seeds at 600 frames.
+EVAL_SECONDS=0
+[ -n "${WORLD_RUNS:-}" ] && EVAL_SECONDS=$((45 * $(grep -c . <<< "$WORLD_RUNS")))
 # Each process trains for at most 2.5 minutes (one checkpoint at 2 minutes, one at its end).
-while [ $((BUDGET - (SECONDS - START))) -gt 45 ]; do
-  left=$((BUDGET - (SECONDS - START) - 20))
+while [ $((BUDGET - EVAL_SECONDS - (SECONDS - START))) -gt 45 ]; do
+  left=$((BUDGET - EVAL_SECONDS - (SECONDS - START) - 20))
   minutes=$(python3 -c "print(min(2.5, $left / 60.0))")
   began=$SECONDS
   init=()
@@ -40,6 +46,12 @@ while [ $((BUDGET - (SECONDS - START))) -gt 45 ]; do
 done
 kill $SMI
 tail -2 run/log.jsonl | tee -a "$OUT/train_summary.txt"
+if [ -n "${WORLD_RUNS:-}" ]; then
+  # The exported config is the training one; play reads its policy and sampler from this one.
+  cp "${PLAY_CONFIG:-assets/models/game-tokens/config.json}" run/model/config.json
+  RUNS="$WORLD_RUNS" bash tools/gpu_world.sh | tee -a "$OUT/train_summary.txt"
+  rm -rf "$OUT/res"  # world.tar holds it: the returned files stay few
+fi
 # At most 8 files come back, each under 16 MB: the shards as they are, the small files in a tar.
 cp run/model/*.safetensors "$OUT/" 2>/dev/null
 [ "${STATE_BACK:-1}" = 1 ] && cp run/state/*.safetensors "$OUT/" 2>/dev/null
