@@ -12,47 +12,12 @@
 #include "engine/eval/eval_session.h"
 #include "engine/eval/overlay_glyphs.h"
 #include "engine/eval/psnr.h"
+#include "engine/eval/study_run.h"
 
 namespace wc::eval {
 namespace {
 
 constexpr const char* kWhere = "study thresholds";
-
-// One policy's run on one seed: the frames after the cast applies, their times and overlays.
-struct Run {
-  std::vector<at::Tensor> frames;  // uint8 [H, W, 4]
-  std::vector<double> ms;
-  int64_t sprite = 0, hud = 0;
-  int64_t cache_bytes = 0;
-  nlohmann::json heads_by_type = nlohmann::json::object();
-};
-
-Run play(const EvalOptions& options, const std::string& policy, uint64_t seed,
-         const std::vector<game::Action>& actions, int64_t skip) {
-  std::unique_ptr<FrameSource> source = make_eval_source(options, policy, seed);
-  rollout::Session* session = session_of(*source);
-  if (session == nullptr) throw Error(kWhere, "the model under study is not a world-model session");
-  source->reset(seed);
-  const int width = source->width(), height = source->height();
-  const game::PixelRect sprite = game::screen_overlays(width, height).front();
-  Run run;
-  for (size_t i = 0; i < actions.size(); ++i) {
-    Stopwatch clock;
-    source->step(actions[i]);
-    const at::Tensor frame = current_frame(*source);
-    const double ms = clock.elapsed_ms();
-    if (static_cast<int64_t>(i) < skip) continue;
-    const uint8_t* pixels = frame.data_ptr<uint8_t>();
-    run.sprite += match_player_sprite(pixels, width, height, sprite).pose;
-    run.hud += hud_digits_readable(pixels, width, height);
-    run.ms.push_back(ms);
-    run.frames.push_back(frame.clone());
-  }
-  const attention::PolicyStats stats = session->policy().stats();
-  run.cache_bytes = stats.total_bytes();
-  run.heads_by_type = attention::head_type_counts(stats.cast());
-  return run;
-}
 
 std::string number(double value, const char* format) {
   char text[64];
@@ -104,7 +69,7 @@ ThresholdStudy run_threshold_study(const EvalOptions& options, const ThresholdSt
   for (uint64_t seed : options.seeds) {
     const std::vector<game::Action> actions = eval_actions(options, seed, static_cast<int>(steps));
     report_progress(options, std::string(kWhere) + ": seed " + std::to_string(seed) + ", dense");
-    const Run dense = play(options, "dense", seed, actions, skip);
+    const StudyRun dense = play_study_run(options, "dense", seed, actions, skip, kWhere);
     dense_sums.ms.insert(dense_sums.ms.end(), dense.ms.begin(), dense.ms.end());
     dense_sums.sprite += dense.sprite;
     dense_sums.hud += dense.hud;
@@ -123,7 +88,7 @@ ThresholdStudy run_threshold_study(const EvalOptions& options, const ThresholdSt
         report_progress(options, std::string(kWhere) + ": seed " + std::to_string(seed) +
                                      ", theta " + number(theta, "%g") + ", theta_sc " +
                                      number(theta_sc, "%g"));
-        const Run run = play(cell, "headcast", seed, actions, skip);
+        const StudyRun run = play_study_run(cell, "headcast", seed, actions, skip, kWhere);
         Sums& sums = cell_sums[k];
         ThresholdCell& out = result.cells[k];
         out.theta = theta;
@@ -133,9 +98,7 @@ ThresholdStudy run_threshold_study(const EvalOptions& options, const ThresholdSt
           out.cache_bytes = run.cache_bytes;
         }
         sums.ms.insert(sums.ms.end(), run.ms.begin(), run.ms.end());
-        for (size_t i = 0; i < run.frames.size(); ++i) {
-          sums.psnr += psnr(run.frames[i], dense.frames[i]);
-        }
+        sums.psnr += mean_psnr_against(run, dense) * static_cast<double>(run.frames.size());
         sums.sprite += run.sprite;
         sums.hud += run.hud;
         sums.frames += static_cast<int64_t>(run.frames.size());
@@ -144,7 +107,7 @@ ThresholdStudy run_threshold_study(const EvalOptions& options, const ThresholdSt
     }
     // Dense again after the grid: the first run of a process pays for its warm-up (allocator,
     // BLAS threads), so dense's time is the pool of a run before and a run after the cells.
-    const Run again = play(options, "dense", seed, actions, skip);
+    const StudyRun again = play_study_run(options, "dense", seed, actions, skip, kWhere);
     dense_sums.ms.insert(dense_sums.ms.end(), again.ms.begin(), again.ms.end());
   }
   const auto share = [](int64_t part, int64_t whole) {

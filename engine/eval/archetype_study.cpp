@@ -1,0 +1,235 @@
+// See archetype_study.h and Note [Archetype study].
+#include "engine/eval/archetype_study.h"
+
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "engine/attention/head_type.h"
+#include "engine/core/error.h"
+#include "engine/core/gnuplot.h"
+#include "engine/core/timing.h"
+#include "engine/eval/eval_session.h"
+#include "engine/eval/study_run.h"
+
+namespace wc::eval {
+namespace {
+
+constexpr const char* kWhere = "study archetypes";
+
+using attention::HeadType;
+using Cast = std::vector<std::vector<HeadType>>;
+
+// The archetypes whose heads a row makes Global, in the table's order.
+constexpr HeadType kCheapTypes[] = {HeadType::kSink, HeadType::kDummy, HeadType::kSpatial};
+
+// `cast` with every head of `type` made Global.
+Cast made_global(Cast cast, HeadType type) {
+  for (auto& layer : cast) {
+    for (HeadType& head : layer) {
+      if (head == type) head = HeadType::kGlobal;
+    }
+  }
+  return cast;
+}
+
+// HeadCast settings that force `cast` from the first frame.
+nlohmann::json forcing(nlohmann::json settings, const Cast& cast) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& layer : cast) {
+    nlohmann::json heads = nlohmann::json::array();
+    for (HeadType head : layer) heads.push_back(attention::head_type_name(head));
+    layers.push_back(heads);
+  }
+  settings["cast"] = {{"layers", layers}};
+  return settings;
+}
+
+std::string number(double value, const char* format) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+std::string row_name(const ArchetypeRow& row) {
+  return row.made_global.empty() ? "as cast" : row.made_global + " made global";
+}
+
+}  // namespace
+
+void validate(const ArchetypeStudyOptions& study, const EvalOptions& options) {
+  if (options.seeds.empty()) throw Error(kWhere, "no seed to study");
+  if (study.frames < 1) throw Error(kWhere, "frames: must be at least 1");
+  const nlohmann::json settings = eval_policy_settings(options, "headcast");
+  if (settings.contains("cast") && !settings["cast"].is_null()) {
+    throw Error(kWhere, "the settings force a cast; the study classifies its own (drop \"cast\")");
+  }
+}
+
+ArchetypeStudy run_archetype_study(const EvalOptions& options, const ArchetypeStudyOptions& study) {
+  validate(options);
+  validate(study, options);
+  const int64_t skip = eval_window_frames(options) + options.config.frames_per_block;
+  const int64_t steps = skip + study.frames;
+  const nlohmann::json base = eval_policy_settings(options, "headcast");
+
+  // Each seed's walk, dense run and classified cast first: the rows are the archetypes any
+  // seed's cast uses.
+  struct Seed {
+    std::vector<game::Action> actions;
+    StudyRun dense;
+    Cast cast;
+  };
+  std::vector<Seed> seeds;
+  std::vector<double> dense_ms;
+  int64_t dense_frames = 0, dense_sprite = 0, dense_hud = 0;
+  std::set<HeadType> used;
+  ArchetypeStudy result;
+  result.settings = base;
+  result.frames_scored = study.frames;
+  for (uint64_t seed : options.seeds) {
+    Seed s;
+    s.actions = eval_actions(options, seed, static_cast<int>(steps));
+    report_progress(options, std::string(kWhere) + ": seed " + std::to_string(seed) + ", dense");
+    s.dense = play_study_run(options, "dense", seed, s.actions, skip, kWhere);
+    dense_ms.insert(dense_ms.end(), s.dense.ms.begin(), s.dense.ms.end());
+    dense_frames += static_cast<int64_t>(s.dense.frames.size());
+    dense_sprite += s.dense.sprite;
+    dense_hud += s.dense.hud;
+    if (seeds.empty()) result.dense_cache_bytes = s.dense.cache_bytes;
+    report_progress(options, std::string(kWhere) + ": seed " + std::to_string(seed) + ", classify");
+    s.cast = play_study_run(options, "headcast", seed, s.actions, skip, kWhere).cast;
+    for (const auto& layer : s.cast) used.insert(layer.begin(), layer.end());
+    seeds.push_back(std::move(s));
+  }
+
+  std::vector<ArchetypeRow> rows(1);
+  for (HeadType type : kCheapTypes) {
+    if (used.count(type) == 0) continue;
+    rows.emplace_back();
+    rows.back().made_global = attention::head_type_name(type);
+  }
+  struct Sums {
+    std::vector<double> ms;
+    double psnr = 0.0;
+    int64_t frames = 0, sprite = 0, hud = 0;
+  };
+  std::vector<Sums> sums(rows.size());
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    const uint64_t seed = options.seeds[i];
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const Cast cast =
+          rows[r].made_global.empty()
+              ? seeds[i].cast
+              : made_global(seeds[i].cast, *attention::parse_head_type(rows[r].made_global));
+      EvalOptions row_options = options;
+      row_options.settings["headcast"] = forcing(base, cast);
+      report_progress(options, std::string(kWhere) + ": seed " + std::to_string(seed) + ", " +
+                                   row_name(rows[r]));
+      const StudyRun run =
+          play_study_run(row_options, "headcast", seed, seeds[i].actions, skip, kWhere);
+      if (i == 0) {
+        rows[r].heads_by_type = run.heads_by_type;
+        rows[r].cache_bytes = run.cache_bytes;
+      }
+      Sums& s = sums[r];
+      s.ms.insert(s.ms.end(), run.ms.begin(), run.ms.end());
+      s.psnr += mean_psnr_against(run, seeds[i].dense) * static_cast<double>(run.frames.size());
+      s.frames += static_cast<int64_t>(run.frames.size());
+      s.sprite += run.sprite;
+      s.hud += run.hud;
+    }
+    // Dense again after the rows: the process's first run pays its warm-up.
+    const StudyRun again = play_study_run(options, "dense", seed, seeds[i].actions, skip, kWhere);
+    dense_ms.insert(dense_ms.end(), again.ms.begin(), again.ms.end());
+  }
+  const auto share = [](int64_t part, int64_t whole) {
+    return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+  };
+  result.dense_ms_per_frame = median(dense_ms);
+  result.dense_sprite_share = share(dense_sprite, dense_frames);
+  result.dense_hud_share = share(dense_hud, dense_frames);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    ArchetypeRow& row = rows[r];
+    row.ms_per_frame = median(sums[r].ms);
+    row.speed_vs_dense =
+        row.ms_per_frame > 0.0 ? result.dense_ms_per_frame / row.ms_per_frame : 0.0;
+    row.psnr_vs_dense =
+        sums[r].frames > 0 ? sums[r].psnr / static_cast<double>(sums[r].frames) : 0.0;
+    row.sprite_share = share(sums[r].sprite, sums[r].frames);
+    row.hud_share = share(sums[r].hud, sums[r].frames);
+  }
+  result.rows = std::move(rows);
+  return result;
+}
+
+nlohmann::json ArchetypeStudy::to_json() const {
+  nlohmann::json out_rows = nlohmann::json::array();
+  for (const ArchetypeRow& r : rows) {
+    out_rows.push_back({{"made_global", r.made_global.empty() ? nlohmann::json(nullptr)
+                                                              : nlohmann::json(r.made_global)},
+                        {"heads_by_type", r.heads_by_type},
+                        {"cache_bytes", r.cache_bytes},
+                        {"ms_per_frame", r.ms_per_frame},
+                        {"speed_vs_dense", r.speed_vs_dense},
+                        {"psnr_vs_dense", r.psnr_vs_dense},
+                        {"sprite_share", r.sprite_share},
+                        {"hud_share", r.hud_share}});
+  }
+  return {{"study", "archetypes"},
+          {"settings", settings},
+          {"frames_scored", frames_scored},
+          {"dense",
+           {{"ms_per_frame", dense_ms_per_frame},
+            {"sprite_share", dense_sprite_share},
+            {"hud_share", dense_hud_share},
+            {"cache_bytes", dense_cache_bytes}}},
+          {"rows", out_rows}};
+}
+
+std::string ArchetypeStudy::markdown() const {
+  std::ostringstream out;
+  out << "| run | heads by type | K/V held | ms/frame | speed vs dense | PSNR vs dense | sprite | "
+         "HUD |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  const auto mib = [](int64_t bytes) { return number(bytes / 1048576.0, "%.1f MiB"); };
+  out << "| dense | | " << mib(dense_cache_bytes) << " | " << number(dense_ms_per_frame, "%.1f")
+      << " | 1.00× | | " << number(100.0 * dense_sprite_share, "%.1f %%") << " | "
+      << number(100.0 * dense_hud_share, "%.1f %%") << " |\n";
+  for (const ArchetypeRow& r : rows) {
+    out << "| " << row_name(r) << " | " << attention::head_type_counts_text(r.heads_by_type)
+        << " | " << mib(r.cache_bytes) << " | " << number(r.ms_per_frame, "%.1f") << " | "
+        << number(r.speed_vs_dense, "%.2f×") << " | " << number(r.psnr_vs_dense, "%.1f dB") << " | "
+        << number(100.0 * r.sprite_share, "%.1f %%") << " | "
+        << number(100.0 * r.hud_share, "%.1f %%") << " |\n";
+  }
+  out << "\n"
+      << frames_scored
+      << " frames scored per run after the window's first full block, each cast forced from the "
+         "first frame; heads and K/V of the first seed.\n";
+  return out.str();
+}
+
+std::string ArchetypeStudy::plot(const std::string& png) const {
+  if (rows.empty()) return "no plot: nothing to draw";
+  std::ostringstream data;
+  for (const ArchetypeRow& r : rows) {
+    data << "\"" << row_name(r) << "\" " << r.speed_vs_dense << " " << 100.0 * r.sprite_share
+         << "\n";
+  }
+  const auto script = [&](const std::string& data_file) {
+    const std::string file = gnuplot_quoted(data_file);
+    std::ostringstream gp;
+    gp << "set terminal pngcairo size 1200,500 noenhanced\nset output " << gnuplot_quoted(png)
+       << "\nset multiplot layout 1,2 title 'HeadCast with each archetype made Global'\n"
+       << "set style data histograms\nset style fill solid 0.6\nset boxwidth 0.8\nset grid y\n"
+       << "set xtics rotate by -20\nset yrange [0:*]\n"
+       << "set ylabel 'speed vs dense'\nplot " << file << " using 2:xtic(1) notitle\n"
+       << "set ylabel 'frames with a whole sprite, %'\nset yrange [0:105]\nplot " << file
+       << " using 3:xtic(1) notitle\nunset multiplot\n";
+    return gp.str();
+  };
+  if (auto failed = run_gnuplot(data.str(), script)) return *failed;
+  return png;
+}
+
+}  // namespace wc::eval
