@@ -1,14 +1,12 @@
 // See archetype_study.h and Note [Archetype study].
 #include "engine/eval/archetype_study.h"
 
-#include <cstdio>
 #include <set>
 #include <sstream>
 
 #include "engine/attention/head_type.h"
 #include "engine/core/error.h"
 #include "engine/core/gnuplot.h"
-#include "engine/core/timing.h"
 #include "engine/eval/eval_session.h"
 #include "engine/eval/study_run.h"
 
@@ -45,12 +43,6 @@ nlohmann::json forcing(nlohmann::json settings, const Cast& cast) {
   return settings;
 }
 
-std::string number(double value, const char* format) {
-  char text[64];
-  std::snprintf(text, sizeof text, format, value);
-  return text;
-}
-
 std::string row_name(const ArchetypeRow& row) {
   return row.made_global.empty() ? "as cast" : row.made_global + " made global";
 }
@@ -81,8 +73,7 @@ ArchetypeStudy run_archetype_study(const EvalOptions& options, const ArchetypeSt
     Cast cast;
   };
   std::vector<Seed> seeds;
-  std::vector<double> dense_ms;
-  int64_t dense_frames = 0, dense_sprite = 0, dense_hud = 0;
+  StudyPool dense_pool;
   std::set<HeadType> used;
   ArchetypeStudy result;
   result.settings = base;
@@ -92,11 +83,7 @@ ArchetypeStudy run_archetype_study(const EvalOptions& options, const ArchetypeSt
     s.actions = eval_actions(options, seed, static_cast<int>(steps));
     report_progress(options, std::string(kWhere) + ": seed " + std::to_string(seed) + ", dense");
     s.dense = play_study_run(options, "dense", seed, s.actions, skip, kWhere);
-    dense_ms.insert(dense_ms.end(), s.dense.ms.begin(), s.dense.ms.end());
-    dense_frames += static_cast<int64_t>(s.dense.frames.size());
-    dense_sprite += s.dense.sprite;
-    dense_hud += s.dense.hud;
-    if (seeds.empty()) result.dense_cache_bytes = s.dense.cache_bytes;
+    dense_pool.add(s.dense);
     report_progress(options, std::string(kWhere) + ": seed " + std::to_string(seed) + ", classify");
     s.cast = play_study_run(options, "headcast", seed, s.actions, skip, kWhere).cast;
     for (const auto& layer : s.cast) used.insert(layer.begin(), layer.end());
@@ -109,12 +96,7 @@ ArchetypeStudy run_archetype_study(const EvalOptions& options, const ArchetypeSt
     rows.emplace_back();
     rows.back().made_global = attention::head_type_name(type);
   }
-  struct Sums {
-    std::vector<double> ms;
-    double psnr = 0.0;
-    int64_t frames = 0, sprite = 0, hud = 0;
-  };
-  std::vector<Sums> sums(rows.size());
+  std::vector<StudyPool> pools(rows.size());
   for (size_t i = 0; i < seeds.size(); ++i) {
     const uint64_t seed = options.seeds[i];
     for (size_t r = 0; r < rows.size(); ++r) {
@@ -128,36 +110,15 @@ ArchetypeStudy run_archetype_study(const EvalOptions& options, const ArchetypeSt
                                    row_name(rows[r]));
       const StudyRun run =
           play_study_run(row_options, "headcast", seed, seeds[i].actions, skip, kWhere);
-      if (i == 0) {
-        rows[r].heads_by_type = run.heads_by_type;
-        rows[r].cache_bytes = run.cache_bytes;
-      }
-      Sums& s = sums[r];
-      s.ms.insert(s.ms.end(), run.ms.begin(), run.ms.end());
-      s.psnr += mean_psnr_against(run, seeds[i].dense) * static_cast<double>(run.frames.size());
-      s.frames += static_cast<int64_t>(run.frames.size());
-      s.sprite += run.sprite;
-      s.hud += run.hud;
+      if (i == 0) rows[r].heads_by_type = run.heads_by_type;
+      pools[r].add(run, &seeds[i].dense);
     }
     // Dense again after the rows: the process's first run pays its warm-up.
-    const StudyRun again = play_study_run(options, "dense", seed, seeds[i].actions, skip, kWhere);
-    dense_ms.insert(dense_ms.end(), again.ms.begin(), again.ms.end());
+    dense_pool.add_times(play_study_run(options, "dense", seed, seeds[i].actions, skip, kWhere));
   }
-  const auto share = [](int64_t part, int64_t whole) {
-    return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
-  };
-  result.dense_ms_per_frame = median(dense_ms);
-  result.dense_sprite_share = share(dense_sprite, dense_frames);
-  result.dense_hud_share = share(dense_hud, dense_frames);
+  result.dense = dense_pool.figures();
   for (size_t r = 0; r < rows.size(); ++r) {
-    ArchetypeRow& row = rows[r];
-    row.ms_per_frame = median(sums[r].ms);
-    row.speed_vs_dense =
-        row.ms_per_frame > 0.0 ? result.dense_ms_per_frame / row.ms_per_frame : 0.0;
-    row.psnr_vs_dense =
-        sums[r].frames > 0 ? sums[r].psnr / static_cast<double>(sums[r].frames) : 0.0;
-    row.sprite_share = share(sums[r].sprite, sums[r].frames);
-    row.hud_share = share(sums[r].hud, sums[r].frames);
+    static_cast<StudyFigures&>(rows[r]) = pools[r].figures(result.dense.ms_per_frame);
   }
   result.rows = std::move(rows);
   return result;
@@ -166,41 +127,27 @@ ArchetypeStudy run_archetype_study(const EvalOptions& options, const ArchetypeSt
 nlohmann::json ArchetypeStudy::to_json() const {
   nlohmann::json out_rows = nlohmann::json::array();
   for (const ArchetypeRow& r : rows) {
-    out_rows.push_back({{"made_global", r.made_global.empty() ? nlohmann::json(nullptr)
-                                                              : nlohmann::json(r.made_global)},
-                        {"heads_by_type", r.heads_by_type},
-                        {"cache_bytes", r.cache_bytes},
-                        {"ms_per_frame", r.ms_per_frame},
-                        {"speed_vs_dense", r.speed_vs_dense},
-                        {"psnr_vs_dense", r.psnr_vs_dense},
-                        {"sprite_share", r.sprite_share},
-                        {"hud_share", r.hud_share}});
+    nlohmann::json row = r.to_json();
+    row["made_global"] =
+        r.made_global.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.made_global);
+    row["heads_by_type"] = r.heads_by_type;
+    out_rows.push_back(row);
   }
   return {{"study", "archetypes"},
           {"settings", settings},
           {"frames_scored", frames_scored},
-          {"dense",
-           {{"ms_per_frame", dense_ms_per_frame},
-            {"sprite_share", dense_sprite_share},
-            {"hud_share", dense_hud_share},
-            {"cache_bytes", dense_cache_bytes}}},
+          {"dense", dense.to_json()},
           {"rows", out_rows}};
 }
 
 std::string ArchetypeStudy::markdown() const {
   std::ostringstream out;
   out << "| run | heads by type | K/V held | ms/frame | speed vs dense | PSNR vs dense | sprite | "
-         "HUD |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n";
-  const auto mib = [](int64_t bytes) { return number(bytes / 1048576.0, "%.1f MiB"); };
-  out << "| dense | | " << mib(dense_cache_bytes) << " | " << number(dense_ms_per_frame, "%.1f")
-      << " | 1.00× | | " << number(100.0 * dense_sprite_share, "%.1f %%") << " | "
-      << number(100.0 * dense_hud_share, "%.1f %%") << " |\n";
+         "HUD |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n"
+      << dense.dense_row(1);
   for (const ArchetypeRow& r : rows) {
-    out << "| " << row_name(r) << " | " << attention::head_type_counts_text(r.heads_by_type)
-        << " | " << mib(r.cache_bytes) << " | " << number(r.ms_per_frame, "%.1f") << " | "
-        << number(r.speed_vs_dense, "%.2f×") << " | " << number(r.psnr_vs_dense, "%.1f dB") << " | "
-        << number(100.0 * r.sprite_share, "%.1f %%") << " | "
-        << number(100.0 * r.hud_share, "%.1f %%") << " |\n";
+    out << "| " << row_name(r) << " | " << attention::head_type_counts_text(r.heads_by_type) << " |"
+        << r.table_cells() << "\n";
   }
   out << "\n"
       << frames_scored

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/eval/eval_options.h"
+#include "engine/eval/study_run.h"
 
 namespace wc::eval {
 
@@ -28,22 +29,14 @@ struct ArchetypeStudyOptions {
   int frames = 32;  // frames scored per run after the window's first full block, >= 1
 };
 
-struct ArchetypeRow {
+struct ArchetypeRow : StudyFigures {
   std::string made_global;  // "" for the cast as classified, else "sink", "dummy" or "spatial"
   std::map<std::string, int> heads_by_type;  // the first seed's cast in this row
-  int64_t cache_bytes = 0;                   // K/V held at the end of the first seed's run
-  double ms_per_frame = 0.0;                 // median over the scored frames of every seed
-  double speed_vs_dense = 0.0;               // dense's median frame time / this one's
-  double psnr_vs_dense = 0.0;                // mean over the scored frames of every seed
-  double sprite_share = 0.0;
-  double hud_share = 0.0;
 };
 
 struct ArchetypeStudy {
   std::vector<ArchetypeRow> rows;  // the cast as classified first
-  double dense_ms_per_frame = 0.0;
-  double dense_sprite_share = 0.0, dense_hud_share = 0.0;
-  int64_t dense_cache_bytes = 0;
+  StudyFigures dense;
   int64_t frames_scored = 0;  // per run
   nlohmann::json settings;    // the headcast settings the casts were classified under
 

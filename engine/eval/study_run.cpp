@@ -2,6 +2,7 @@
 #include "engine/eval/study_run.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 
 #include "engine/core/error.h"
@@ -41,11 +42,71 @@ StudyRun play_study_run(const EvalOptions& options, const std::string& policy, u
   return run;
 }
 
-double mean_psnr_against(const StudyRun& run, const StudyRun& reference) {
-  const size_t n = std::min(run.frames.size(), reference.frames.size());
-  double sum = 0.0;
-  for (size_t i = 0; i < n; ++i) sum += psnr(run.frames[i], reference.frames[i]);
-  return n > 0 ? sum / static_cast<double>(n) : 0.0;
+namespace {
+
+std::string number(double value, const char* format) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+std::string mib(int64_t bytes) {
+  return number(static_cast<double>(bytes) / 1048576.0, "%.1f MiB");
+}
+
+}  // namespace
+
+nlohmann::json StudyFigures::to_json() const {
+  return {{"cache_bytes", cache_bytes},       {"ms_per_frame", ms_per_frame},
+          {"speed_vs_dense", speed_vs_dense}, {"psnr_vs_dense", psnr_vs_dense},
+          {"sprite_share", sprite_share},     {"hud_share", hud_share}};
+}
+
+std::string StudyFigures::table_cells() const {
+  return " " + mib(cache_bytes) + " | " + number(ms_per_frame, "%.1f") + " | " +
+         number(speed_vs_dense, "%.2f×") + " | " + number(psnr_vs_dense, "%.1f dB") + " | " +
+         number(100.0 * sprite_share, "%.1f %%") + " | " + number(100.0 * hud_share, "%.1f %%") +
+         " |";
+}
+
+std::string StudyFigures::dense_row(int blank) const {
+  std::string row = "| dense |";
+  for (int i = 0; i < blank; ++i) row += " |";
+  return row + " " + mib(cache_bytes) + " | " + number(ms_per_frame, "%.1f") + " | 1.00× | | " +
+         number(100.0 * sprite_share, "%.1f %%") + " | " + number(100.0 * hud_share, "%.1f %%") +
+         " |\n";
+}
+
+void StudyPool::add(const StudyRun& run, const StudyRun* dense) {
+  add_times(run);
+  if (first_cache_bytes_ < 0) first_cache_bytes_ = run.cache_bytes;
+  const int64_t n = static_cast<int64_t>(run.frames.size());
+  frames_ += n;
+  sprite_ += run.sprite;
+  hud_ += run.hud;
+  if (dense != nullptr) {
+    const size_t compared = std::min(run.frames.size(), dense->frames.size());
+    for (size_t i = 0; i < compared; ++i) psnr_sum_ += psnr(run.frames[i], dense->frames[i]);
+  }
+}
+
+void StudyPool::add_times(const StudyRun& run) {
+  ms_.insert(ms_.end(), run.ms.begin(), run.ms.end());
+}
+
+StudyFigures StudyPool::figures(double dense_ms_per_frame) const {
+  const auto share = [this](int64_t part) {
+    return frames_ > 0 ? static_cast<double>(part) / static_cast<double>(frames_) : 0.0;
+  };
+  StudyFigures f;
+  f.cache_bytes = std::max<int64_t>(0, first_cache_bytes_);
+  f.ms_per_frame = median(ms_);
+  const double against = dense_ms_per_frame > 0.0 ? dense_ms_per_frame : f.ms_per_frame;
+  f.speed_vs_dense = f.ms_per_frame > 0.0 ? against / f.ms_per_frame : 0.0;
+  f.psnr_vs_dense = frames_ > 0 ? psnr_sum_ / static_cast<double>(frames_) : 0.0;
+  f.sprite_share = share(sprite_);
+  f.hud_share = share(hud_);
+  return f;
 }
 
 }  // namespace wc::eval

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,39 @@ StudyRun play_study_run(const EvalOptions& options, const std::string& policy, u
                         const std::vector<game::Action>& actions, int64_t skip,
                         const std::string& where);
 
-// The scored frames' mean PSNR against `reference`'s, frame by frame (as many as both hold).
-double mean_psnr_against(const StudyRun& run, const StudyRun& reference);
+// What a study reports of one policy's runs pooled over its seeds.
+struct StudyFigures {
+  int64_t cache_bytes = 0;      // K/V held at the end of the first seed's run
+  double ms_per_frame = 0.0;    // median over the scored frames of every seed
+  double speed_vs_dense = 0.0;  // dense's median frame time / this one's
+  double psnr_vs_dense = 0.0;   // mean over the scored frames of every seed
+  double sprite_share = 0.0;    // scored frames whose sprite is one of the game's poses
+  double hud_share = 0.0;       // ... whose HUD digits read as a count
+
+  // The fields above by name.
+  nlohmann::json to_json() const;
+  // The table's cells from "K/V held" to "HUD": " 25.8 MiB | 707.9 | 0.97× | 18.0 dB | ... |".
+  std::string table_cells() const;
+  // Dense's row, `blank` empty cells after its name: its speed 1.00× and no PSNR.
+  std::string dense_row(int blank) const;
+};
+
+// One policy's runs, a seed at a time, pooled.
+class StudyPool {
+ public:
+  // A seed's run, its PSNR against `dense`'s run on the same seed (none for dense itself).
+  void add(const StudyRun& run, const StudyRun* dense = nullptr);
+  // Only the frame times of `run` (dense timed again after the other runs: the first run of a
+  // process pays its warm-up).
+  void add_times(const StudyRun& run);
+  // The pool's figures, speed against `dense_ms_per_frame` (0: against its own, as dense).
+  StudyFigures figures(double dense_ms_per_frame = 0.0) const;
+
+ private:
+  std::vector<double> ms_;
+  double psnr_sum_ = 0.0;
+  int64_t frames_ = 0, sprite_ = 0, hud_ = 0;
+  int64_t first_cache_bytes_ = -1;
+};
 
 }  // namespace wc::eval

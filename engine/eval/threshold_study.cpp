@@ -8,10 +8,8 @@
 
 #include "engine/core/error.h"
 #include "engine/core/gnuplot.h"
-#include "engine/core/timing.h"
 #include "engine/eval/eval_session.h"
 #include "engine/eval/overlay_glyphs.h"
-#include "engine/eval/psnr.h"
 #include "engine/eval/study_run.h"
 
 namespace wc::eval {
@@ -58,23 +56,14 @@ ThresholdStudy run_threshold_study(const EvalOptions& options, const ThresholdSt
   ThresholdStudy result;
   result.frames_scored = study.frames;
   result.settings = base;
-  struct Sums {
-    std::vector<double> ms;
-    double psnr = 0.0;
-    int64_t frames = 0, sprite = 0, hud = 0;
-  };
-  Sums dense_sums;
-  std::vector<Sums> cell_sums(study.thetas.size() * study.theta_scs.size());
-  result.cells.resize(cell_sums.size());
+  StudyPool dense_pool;
+  std::vector<StudyPool> pools(study.thetas.size() * study.theta_scs.size());
+  result.cells.resize(pools.size());
   for (uint64_t seed : options.seeds) {
     const std::vector<game::Action> actions = eval_actions(options, seed, static_cast<int>(steps));
     report_progress(options, std::string(kWhere) + ": seed " + std::to_string(seed) + ", dense");
     const StudyRun dense = play_study_run(options, "dense", seed, actions, skip, kWhere);
-    dense_sums.ms.insert(dense_sums.ms.end(), dense.ms.begin(), dense.ms.end());
-    dense_sums.sprite += dense.sprite;
-    dense_sums.hud += dense.hud;
-    dense_sums.frames += static_cast<int64_t>(dense.frames.size());
-    if (seed == options.seeds.front()) result.dense_cache_bytes = dense.cache_bytes;
+    dense_pool.add(dense);
     size_t k = 0;
     for (double theta : study.thetas) {
       for (double theta_sc : study.theta_scs) {
@@ -89,42 +78,21 @@ ThresholdStudy run_threshold_study(const EvalOptions& options, const ThresholdSt
                                      ", theta " + number(theta, "%g") + ", theta_sc " +
                                      number(theta_sc, "%g"));
         const StudyRun run = play_study_run(cell, "headcast", seed, actions, skip, kWhere);
-        Sums& sums = cell_sums[k];
         ThresholdCell& out = result.cells[k];
         out.theta = theta;
         out.theta_sc = theta_sc;
-        if (seed == options.seeds.front()) {
-          out.heads_by_type = run.heads_by_type;
-          out.cache_bytes = run.cache_bytes;
-        }
-        sums.ms.insert(sums.ms.end(), run.ms.begin(), run.ms.end());
-        sums.psnr += mean_psnr_against(run, dense) * static_cast<double>(run.frames.size());
-        sums.sprite += run.sprite;
-        sums.hud += run.hud;
-        sums.frames += static_cast<int64_t>(run.frames.size());
+        if (seed == options.seeds.front()) out.heads_by_type = run.heads_by_type;
+        pools[k].add(run, &dense);
         ++k;
       }
     }
     // Dense again after the grid: the first run of a process pays for its warm-up (allocator,
     // BLAS threads), so dense's time is the pool of a run before and a run after the cells.
-    const StudyRun again = play_study_run(options, "dense", seed, actions, skip, kWhere);
-    dense_sums.ms.insert(dense_sums.ms.end(), again.ms.begin(), again.ms.end());
+    dense_pool.add_times(play_study_run(options, "dense", seed, actions, skip, kWhere));
   }
-  const auto share = [](int64_t part, int64_t whole) {
-    return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
-  };
-  result.dense_ms_per_frame = median(dense_sums.ms);
-  result.dense_sprite_share = share(dense_sums.sprite, dense_sums.frames);
-  result.dense_hud_share = share(dense_sums.hud, dense_sums.frames);
-  for (size_t k = 0; k < cell_sums.size(); ++k) {
-    const Sums& sums = cell_sums[k];
-    ThresholdCell& cell = result.cells[k];
-    cell.ms_per_frame = median(sums.ms);
-    cell.speed_vs_dense =
-        cell.ms_per_frame > 0.0 ? result.dense_ms_per_frame / cell.ms_per_frame : 0.0;
-    cell.psnr_vs_dense = sums.frames > 0 ? sums.psnr / static_cast<double>(sums.frames) : 0.0;
-    cell.sprite_share = share(sums.sprite, sums.frames);
-    cell.hud_share = share(sums.hud, sums.frames);
+  result.dense = dense_pool.figures();
+  for (size_t k = 0; k < pools.size(); ++k) {
+    static_cast<StudyFigures&>(result.cells[k]) = pools[k].figures(result.dense.ms_per_frame);
   }
   return result;
 }
@@ -132,43 +100,29 @@ ThresholdStudy run_threshold_study(const EvalOptions& options, const ThresholdSt
 nlohmann::json ThresholdStudy::to_json() const {
   nlohmann::json grid = nlohmann::json::array();
   for (const ThresholdCell& c : cells) {
-    grid.push_back({{"theta", c.theta},
-                    {"theta_sc", c.theta_sc},
-                    {"heads_by_type", c.heads_by_type},
-                    {"cache_bytes", c.cache_bytes},
-                    {"ms_per_frame", c.ms_per_frame},
-                    {"speed_vs_dense", c.speed_vs_dense},
-                    {"psnr_vs_dense", c.psnr_vs_dense},
-                    {"sprite_share", c.sprite_share},
-                    {"hud_share", c.hud_share}});
+    nlohmann::json cell = c.to_json();
+    cell["theta"] = c.theta;
+    cell["theta_sc"] = c.theta_sc;
+    cell["heads_by_type"] = c.heads_by_type;
+    grid.push_back(cell);
   }
   return {{"study", "thresholds"},
           {"settings", settings},
           {"frames_scored", frames_scored},
-          {"dense",
-           {{"ms_per_frame", dense_ms_per_frame},
-            {"sprite_share", dense_sprite_share},
-            {"hud_share", dense_hud_share},
-            {"cache_bytes", dense_cache_bytes}}},
+          {"dense", dense.to_json()},
           {"cells", grid}};
 }
 
 std::string ThresholdStudy::markdown() const {
   std::ostringstream out;
   out << "| θ | θ_sc | heads by type | K/V held | ms/frame | speed vs dense | PSNR vs dense | "
-         "sprite | HUD |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
-  const auto mib = [](int64_t bytes) { return number(bytes / 1048576.0, "%.1f MiB"); };
-  out << "| dense | | | " << mib(dense_cache_bytes) << " | " << number(dense_ms_per_frame, "%.1f")
-      << " | 1.00× | | " << number(100.0 * dense_sprite_share, "%.1f %%") << " | "
-      << number(100.0 * dense_hud_share, "%.1f %%") << " |\n";
+         "sprite | HUD |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+      << dense.dense_row(2);
   for (const ThresholdCell& c : cells) {
     const std::string heads =
         attention::head_type_counts_text(c.heads_by_type.get<std::map<std::string, int>>());
     out << "| " << number(c.theta, "%g") << " | " << number(c.theta_sc, "%g") << " | " << heads
-        << " | " << mib(c.cache_bytes) << " | " << number(c.ms_per_frame, "%.1f") << " | "
-        << number(c.speed_vs_dense, "%.2f×") << " | " << number(c.psnr_vs_dense, "%.1f dB") << " | "
-        << number(100.0 * c.sprite_share, "%.1f %%") << " | "
-        << number(100.0 * c.hud_share, "%.1f %%") << " |\n";
+        << " |" << c.table_cells() << "\n";
   }
   out << "\n"
       << frames_scored

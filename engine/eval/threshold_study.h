@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/eval/eval_options.h"
+#include "engine/eval/study_run.h"
 
 namespace wc::eval {
 
@@ -31,22 +32,14 @@ struct ThresholdStudyOptions {
   int frames = 32;  // frames scored per run after the cast applies, >= 1
 };
 
-struct ThresholdCell {
+struct ThresholdCell : StudyFigures {
   double theta = 0.0, theta_sc = 0.0;
   nlohmann::json heads_by_type;  // {"sink": n, ...}: the first seed's cast
-  int64_t cache_bytes = 0;       // K/V held at the end of the first seed's run
-  double ms_per_frame = 0.0;     // median over the scored frames of every seed
-  double speed_vs_dense = 0.0;   // dense's median frame time / this one's
-  double psnr_vs_dense = 0.0;    // mean over the scored frames of every seed
-  double sprite_share = 0.0;     // scored frames whose sprite is one of the game's poses
-  double hud_share = 0.0;        // ... whose HUD digits read as a count
 };
 
 struct ThresholdStudy {
   std::vector<ThresholdCell> cells;  // θ-major
-  double dense_ms_per_frame = 0.0;
-  double dense_sprite_share = 0.0, dense_hud_share = 0.0;
-  int64_t dense_cache_bytes = 0;
+  StudyFigures dense;
   int64_t frames_scored = 0;  // per run
   nlohmann::json settings;    // the headcast settings under the grid's thresholds
 

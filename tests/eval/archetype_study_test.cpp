@@ -65,8 +65,8 @@ TEST(ArchetypeStudy, EachRowMakesOneArchetypeGlobal) {
   for (const char* wrong : {"spatial;sink", "dummy;sink", "spatial;dummy"}) {
     EXPECT_EQ(order.find(wrong), std::string::npos) << order;
   }
-  EXPECT_LT(cast.cache_bytes, result.dense_cache_bytes);
-  EXPECT_GT(result.dense_ms_per_frame, 0.0);
+  EXPECT_LT(cast.cache_bytes, result.dense.cache_bytes);
+  EXPECT_GT(result.dense.ms_per_frame, 0.0);
 
   const nlohmann::json json = result.to_json();
   EXPECT_EQ(json.at("study"), "archetypes");
@@ -91,7 +91,7 @@ TEST(ArchetypeStudy, ACastOfGlobalsHasOneRowAndPlaysDensesFrames) {
   ASSERT_EQ(result.rows.size(), 1u);
   EXPECT_EQ(heads_of(result.rows[0], "global"), options.config.layers * options.config.heads);
   EXPECT_GT(result.rows[0].psnr_vs_dense, 60.0);
-  EXPECT_DOUBLE_EQ(result.rows[0].sprite_share, result.dense_sprite_share);
+  EXPECT_DOUBLE_EQ(result.rows[0].sprite_share, result.dense.sprite_share);
 }
 
 TEST(ArchetypeStudy, RefusedBeforeAnyRun) {

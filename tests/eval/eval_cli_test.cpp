@@ -328,9 +328,9 @@ TEST_F(EvalCli, StudyCastStabilityWritesItsFolder) {
 
 TEST_F(EvalCli, StudyThresholdsWritesItsFolder) {
   const std::string out = path("thresholds");
-  Result result = run_worldcast("study thresholds --quiet --weights '" + path("weights") +
-                                "' --out '" + out +
-                                "' --seeds 1 --thetas 0.5,0.95 --theta-scs 0.755 --frames 2");
+  Result result =
+      run_worldcast("study thresholds --quiet --weights '" + path("weights") + "' --out '" + out +
+                    "' --seeds 1 --thetas 0.5,0.95 --theta-scs 0.755 --frames 2");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("| dense |"), std::string::npos) << result.output;
   std::ifstream in(out + "/thresholds.json");
@@ -342,8 +342,26 @@ TEST_F(EvalCli, StudyThresholdsWritesItsFolder) {
   result = run_worldcast("study thresholds --quiet --weights '" + path("weights") + "' --out '" +
                          out + "' --thetas 1.5");
   EXPECT_EQ(result.exit_code, 1);
-  EXPECT_NE(result.output.find("theta 1.5: must be in [0, 1]"), std::string::npos)
-      << result.output;
+  EXPECT_NE(result.output.find("theta 1.5: must be in [0, 1]"), std::string::npos) << result.output;
+}
+
+TEST_F(EvalCli, StudyArchetypesWritesItsFolder) {
+  const std::string out = path("archetypes");
+  Result result = run_worldcast("study archetypes --quiet --weights '" + path("weights") +
+                                "' --out '" + out + "' --seeds 1 --frames 2");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("| as cast |"), std::string::npos) << result.output;
+  std::ifstream in(out + "/archetypes.json");
+  const Json json = Json::parse(in);
+  EXPECT_GE(json.at("rows").size(), 1u);
+  EXPECT_EQ(json.at("frames_scored"), 2);
+  EXPECT_TRUE(fs::exists(out + "/archetypes.md"));
+  EXPECT_TRUE(fs::exists(out + "/archetypes.png"));
+
+  result = run_worldcast("study archetypes --quiet --weights '" + path("weights") + "' --out '" +
+                         out + "' --settings '{\"cast\": {\"mix\": [0, 0, 0, 4]}}'");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("force a cast"), std::string::npos) << result.output;
 }
 
 }  // namespace

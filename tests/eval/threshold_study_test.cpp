@@ -53,8 +53,8 @@ TEST(ThresholdStudy, OneCellPerPairWithTheCastFollowingTheThresholds) {
   // θ = 0: S_dummy >= 0 for any head whose dummy path keeps some of the output, so nearly every
   // head is Dummy and the policy holds less K/V than dense.
   EXPECT_GT(heads_of(result.cells[0], "dummy"), heads / 2);
-  EXPECT_LT(result.cells[0].cache_bytes, result.dense_cache_bytes);
-  EXPECT_GT(result.dense_ms_per_frame, 0.0);
+  EXPECT_LT(result.cells[0].cache_bytes, result.dense.cache_bytes);
+  EXPECT_GT(result.dense.ms_per_frame, 0.0);
   // The grid's thresholds are set over the eval's settings.
   EXPECT_TRUE(result.settings.is_object());
   const nlohmann::json json = result.to_json();
@@ -82,7 +82,7 @@ TEST(ThresholdStudy, AnAllGlobalCastPlaysDensesFrames) {
   const ThresholdCell& cell = result.cells.front();
   EXPECT_EQ(heads_of(cell, "global"), options.config.layers * options.config.heads);
   EXPECT_GT(cell.psnr_vs_dense, 60.0);
-  EXPECT_DOUBLE_EQ(cell.sprite_share, result.dense_sprite_share);
+  EXPECT_DOUBLE_EQ(cell.sprite_share, result.dense.sprite_share);
 }
 
 TEST(ThresholdStudy, RefusesABadGridBeforeAnyRun) {
