@@ -20,6 +20,16 @@ at::Tensor token_uniforms(const at::Tensor& noise, int passes, int64_t tokens) {
   return u.clamp(0.0, 1.0 - 1e-7).view({1, frames, passes, tokens}).permute({2, 0, 1, 3});
 }
 
+at::Tensor draw_by_cdf(const at::Tensor& probs, const at::Tensor& uniforms) {
+  const at::Tensor cdf = probs.cumsum(-1);
+  const at::Tensor target =
+      (uniforms.to(at::kFloat) * cdf.select(-1, cdf.size(-1) - 1)).unsqueeze(-1);
+  return at::searchsorted(cdf.contiguous(), target.contiguous(), /*out_int32=*/false,
+                          /*right=*/true)
+      .clamp_max(cdf.size(-1) - 1)
+      .squeeze(-1);
+}
+
 MaskedPass masked_pass(const at::Tensor& tokens, const at::Tensor& logits,
                        const at::Tensor& uniforms, int64_t mask_id, double temperature,
                        double top_p, double sure, double stay_share, const at::Tensor& unsure) {
@@ -28,15 +38,11 @@ MaskedPass masked_pass(const at::Tensor& tokens, const at::Tensor& logits,
     const auto [sorted, order] = probs.sort(-1, /*descending=*/true);
     // A token is kept while the mass before it is below top_p (the likeliest always is).
     const at::Tensor before = sorted.cumsum(-1) - sorted;
-    probs = at::zeros_like(probs).scatter(-1, order, sorted * (before < top_p).to(sorted.scalar_type()));
+    probs = at::zeros_like(probs).scatter(-1, order,
+                                          sorted * (before < top_p).to(sorted.scalar_type()));
   }
-  const at::Tensor cdf = probs.cumsum(-1);
-  const at::Tensor target = (uniforms.to(at::kFloat) * cdf.select(-1, cdf.size(-1) - 1)).unsqueeze(-1);
-  const at::Tensor drawn =
-      at::searchsorted(cdf.contiguous(), target.contiguous(), /*out_int32=*/false, /*right=*/true)
-          .clamp_max(cdf.size(-1) - 1);
   const at::Tensor masked = tokens == mask_id;
-  const at::Tensor chosen = at::where(masked, drawn.squeeze(-1), tokens);
+  const at::Tensor chosen = at::where(masked, draw_by_cdf(probs, uniforms), tokens);
   // How sure the model is of each place: its likeliest token's probability, whatever was drawn
   // there (Note [Masked sampling]); shown tokens score above any, so they stay shown.
   const at::Tensor confidence =
@@ -51,9 +57,9 @@ MaskedPass masked_pass(const at::Tensor& tokens, const at::Tensor& logits,
   const at::Tensor order = std::get<1>(confidence.sort(/*stable=*/true, -1, /*descending=*/true));
   const at::Tensor rank = at::empty_like(order).scatter_(
       -1, order, at::arange(order.size(-1), order.options()).expand_as(order));
-  const at::Tensor stay = at::minimum(at::floor(out.unsure.to(at::kDouble) * stay_share).to(at::kLong),
-                                      masked.sum(-1))
-                              .unsqueeze(-1);
+  const at::Tensor stay =
+      at::minimum(at::floor(out.unsure.to(at::kDouble) * stay_share).to(at::kLong), masked.sum(-1))
+          .unsqueeze(-1);
   const at::Tensor shown = (rank < tokens.size(2) - stay) | is_sure;
   out.tokens = at::where(shown, chosen, at::full({}, mask_id, tokens.options()));
   return out;

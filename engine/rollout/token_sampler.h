@@ -41,6 +41,11 @@ namespace wc::rollout {
 // ([1, F, C, H, W] standard normal, float32, C·H·W ≥ passes·tokens): [passes, 1, F, tokens].
 at::Tensor token_uniforms(const at::Tensor& noise, int passes, int64_t tokens);
 
+// Each place's draw from `probs` ([..., V], any positive mass a place) by inverting its CDF at
+// `uniforms` ([...] in [0, 1)): the first token whose cumulative mass passes u times the place's
+// total. int64, the shape of `uniforms`.
+at::Tensor draw_by_cdf(const at::Tensor& probs, const at::Tensor& uniforms);
+
 // The share of the first pass's unsure draws that stays masked after pass k (0-based) of
 // `passes`: cos(π/2·(k+1)/passes), 0 after the last.
 double stay_share(int pass, int passes);

@@ -7,26 +7,17 @@
 #include <vector>
 
 #include "engine/model/masked_stream.h"
+#include "engine/rollout/token_sampler.h"
 #include "engine/train/token_batch.h"
 
 namespace wc::train {
-
-at::Tensor draw_tokens(const at::Tensor& logits, const at::Tensor& uniforms, double temperature) {
-  TORCH_CHECK(temperature > 0.0, "draw_tokens: temperature ", temperature, " is not positive");
-  const at::Tensor cdf = at::softmax(logits.to(at::kFloat) / temperature, -1).cumsum(-1);
-  const at::Tensor target =
-      (uniforms.to(at::kFloat) * cdf.select(-1, cdf.size(-1) - 1)).unsqueeze(-1);
-  return at::searchsorted(cdf.contiguous(), target.contiguous(), /*out_int32=*/false,
-                          /*right=*/true)
-      .clamp_max(cdf.size(-1) - 1)
-      .squeeze(-1);
-}
 
 at::Tensor drawn_context(model::CausalDiTImpl& model, const at::Tensor& tokens,
                          const at::Tensor& actions, const at::Tensor& positions,
                          const at::Tensor& quarters, const at::Tensor& rows,
                          const at::Tensor& carried, double temperature, uint64_t seed) {
   const at::NoGradGuard no_grad;
+  TORCH_CHECK(temperature > 0.0, "drawn_context: temperature ", temperature, " is not positive");
   const int64_t f = tokens.size(1), h = tokens.size(2), w = tokens.size(3);
   TORCH_CHECK(f >= 2, "drawn_context: a ", f, "-frame clip has no frame after the sink");
   const at::Device device = tokens.device();
@@ -57,7 +48,9 @@ at::Tensor drawn_context(model::CausalDiTImpl& model, const at::Tensor& tokens,
   at::Generator gen = at::detail::createCPUGenerator(seed);
   const at::Tensor uniforms =
       at::rand({r, f - 1, h * w}, gen, at::TensorOptions().dtype(at::kFloat)).to(device);
-  const at::Tensor drawn = draw_tokens(logits, uniforms, temperature).view({r, f - 1, h, w});
+  const at::Tensor drawn =
+      rollout::draw_by_cdf(at::softmax(logits.to(at::kFloat) / temperature, -1), uniforms)
+          .view({r, f - 1, h, w});
 
   at::Tensor replaced = clip.clone();
   const at::Tensor keep = carried.index_select(0, index).slice(1, 1).to(at::kBool);

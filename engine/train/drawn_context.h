@@ -42,8 +42,4 @@ at::Tensor drawn_context(model::CausalDiTImpl& model, const at::Tensor& tokens,
                          const at::Tensor& quarters, const at::Tensor& rows,
                          const at::Tensor& carried, double temperature, uint64_t seed);
 
-// Each place's draw from softmax(logits / temperature) ([..., V] logits) by inverting its CDF at
-// `uniforms` ([...] in [0, 1)): int64 of the logits' shape less the last dimension.
-at::Tensor draw_tokens(const at::Tensor& logits, const at::Tensor& uniforms, double temperature);
-
 }  // namespace wc::train

@@ -1,6 +1,7 @@
-// Note [Masked sampling]: the pass schedule, one pass against a per-token loop (the CDF draw, the
-// top-p cut, the confidence order), and a Session playing a token model: its frames are codebook
-// patches, a seed replays them, and its temperature and passes change live or are refused.
+// Note [Masked sampling]: the pass schedule, the CDF draw against a per-place loop, one pass
+// against a per-token loop (the CDF draw, the top-p cut, the confidence order), and a Session
+// playing a token model: its frames are codebook patches, a seed replays them, and its
+// temperature and passes change live or are refused.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -12,8 +13,8 @@
 
 #include "engine/core/error.h"
 #include "engine/model/dit.h"
-#include "engine/model/weights.h"
 #include "engine/model/tokenizer.h"
+#include "engine/model/weights.h"
 #include "engine/rollout/sampler.h"
 #include "engine/rollout/session.h"
 #include "engine/rollout/token_sampler.h"
@@ -61,13 +62,15 @@ std::vector<int64_t> pass_by_loop(const std::vector<int64_t>& tokens, const at::
     std::vector<double> p(static_cast<size_t>(v));
     double max = -1e300, sum = 0;
     for (int64_t j = 0; j < v; ++j) max = std::max(max, logits[i][j].item<double>() / temperature);
-    for (int64_t j = 0; j < v; ++j) sum += p[static_cast<size_t>(j)] = std::exp(logits[i][j].item<double>() / temperature - max);
+    for (int64_t j = 0; j < v; ++j)
+      sum += p[static_cast<size_t>(j)] = std::exp(logits[i][j].item<double>() / temperature - max);
     for (double& x : p) x /= sum;
     std::vector<double> kept = p;
     if (top_p < 1) {
       std::vector<int64_t> order(static_cast<size_t>(v));
       for (int64_t j = 0; j < v; ++j) order[static_cast<size_t>(j)] = j;
-      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return p[a] > p[b]; });
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t a, int64_t b) { return p[a] > p[b]; });
       double before = 0;
       for (int64_t j : order) {
         if (before >= top_p) kept[static_cast<size_t>(j)] = 0;
@@ -110,6 +113,41 @@ std::vector<int64_t> pass_by_loop(const std::vector<int64_t>& tokens, const at::
     if (r < n - stay || is_sure(i)) out[i] = drawn[i];
   }
   return out;
+}
+
+// Fast path against reference: each place's draw is the first token whose cumulative
+// probability at the temperature passes the place's uniform, found one place at a time.
+TEST(DrawByCdf, InvertsEachPlacesCdf) {
+  std::mt19937 random(std::random_device{}());
+  at::manual_seed(random());
+  const at::Tensor logits = at::randn({3, 5, 7}) * 3.0;
+  const at::Tensor uniforms = at::rand({3, 5});
+  for (const double temperature : {0.5, 1.0, 2.0}) {
+    const at::Tensor drawn = draw_by_cdf(at::softmax(logits / temperature, -1), uniforms);
+    ASSERT_EQ(drawn.sizes(), (std::vector<int64_t>{3, 5}));
+    const at::Tensor probs = at::softmax(logits.to(at::kDouble) / temperature, -1);
+    for (int64_t i = 0; i < 3; ++i) {
+      for (int64_t j = 0; j < 5; ++j) {
+        const double u = uniforms[i][j].item<double>();
+        double sum = 0.0;
+        int64_t expected = 6;
+        for (int64_t v = 0; v < 7; ++v) {
+          sum += probs[i][j][v].item<double>();
+          if (sum > u) {
+            expected = v;
+            break;
+          }
+        }
+        EXPECT_EQ(drawn[i][j].item<int64_t>(), expected) << i << "," << j << " at " << temperature;
+      }
+    }
+  }
+  // A sure place draws its token whatever the uniform.
+  const at::Tensor sure =
+      at::full({1, 4, 7}, -30.0).index_fill_(-1, at::tensor(std::vector<int64_t>{3}), 30.0);
+  const at::Tensor spread =
+      at::tensor(std::vector<float>{0.001f, 0.3f, 0.7f, 0.9999f}).view({1, 4});
+  EXPECT_TRUE(draw_by_cdf(at::softmax(sure, -1), spread).eq(3).all().item<bool>());
 }
 
 TEST(MaskedPass, MatchesAPerTokenLoop) {
@@ -172,8 +210,8 @@ TEST(MaskedPass, ShowsSureDrawsFirstAndSpreadsTheUnsureOverThePasses) {
                      stay_share(2, 3), pass.unsure);
   EXPECT_EQ((pass.tokens == mask_id).sum().item<int64_t>(), 0);
   // With sure = 1 the first pass keeps MaskGIT's count: floor(16·cos(30°)) = 13 masked.
-  pass = masked_pass(tokens, logits, at::rand({1, 1, n}), mask_id, 1.0, 1.0, 1.0,
-                     stay_share(0, 3), at::Tensor());
+  pass = masked_pass(tokens, logits, at::rand({1, 1, n}), mask_id, 1.0, 1.0, 1.0, stay_share(0, 3),
+                     at::Tensor());
   EXPECT_EQ((pass.tokens == mask_id).sum().item<int64_t>(), 13);
 }
 
@@ -245,7 +283,8 @@ TEST(TokenSession, TemperaturePassesAndSurenessChangeLiveOrAreRefused) {
   cold.tokens.passes = 2;
   // Over 40 tokens every place is at least 1/40 sure: sureness 0.02 shows all in the first pass.
   cold.tokens.sure = 0.02;
-  auto live = Session::create(testing::tiny_token_config(), "", "headcast", {{"window", 4}}, 9, at::kCPU);
+  auto live =
+      Session::create(testing::tiny_token_config(), "", "headcast", {{"window", 4}}, 9, at::kCPU);
   auto chosen = Session::create(cold, "", "headcast", {{"window", 4}}, 9, at::kCPU);
   EXPECT_EQ(live->token_sure(), 1.0);
   live->set_choice_temperature(0.2);
@@ -255,7 +294,8 @@ TEST(TokenSession, TemperaturePassesAndSurenessChangeLiveOrAreRefused) {
   // Showing every place at once draws other frames than spreading them over the passes.
   model::ModelConfig at_once = testing::tiny_token_config();
   at_once.tokens.sure = 0.02;
-  auto spread = Session::create(testing::tiny_token_config(), "", "dense", {{"window", 4}}, 9, at::kCPU);
+  auto spread =
+      Session::create(testing::tiny_token_config(), "", "dense", {{"window", 4}}, 9, at::kCPU);
   auto once = Session::create(at_once, "", "dense", {{"window", 4}}, 9, at::kCPU);
   EXPECT_NE(play(*spread, 4), play(*once, 4));
   for (double bad : {0.0, 1.5}) {
@@ -317,7 +357,8 @@ TEST(TileQuarterTracking, CommittedFramesFollowTheirScroll) {
     y += m[0];
     x += m[1];
     blocks.commit(frame(y, x), none, index, index, at::Tensor());
-    EXPECT_EQ(blocks.committed_quarters().item<int64_t>(), (y % 2) * 2 + x % 2) << "frame " << index;
+    EXPECT_EQ(blocks.committed_quarters().item<int64_t>(), (y % 2) * 2 + x % 2)
+        << "frame " << index;
     ++index;
   }
   // Given quarters (a kept block's re-commit) are taken as they are, and followed on.

@@ -181,40 +181,6 @@ TEST(PlayTokenClips, RefusesSeedFramesOutsideTheClip) {
   EXPECT_THROW(play_token_clips(*net, truth, keys, keys, 4, 1), c10::Error);
 }
 
-// Fast path against reference: each place's draw is the first token whose cumulative
-// probability at the temperature passes the place's uniform, found one place at a time.
-TEST(DrawTokens, InvertsEachPlacesCdf) {
-  std::mt19937 random(std::random_device{}());
-  at::manual_seed(random());
-  const at::Tensor logits = at::randn({3, 5, 7}) * 3.0;
-  const at::Tensor uniforms = at::rand({3, 5});
-  for (const double temperature : {0.5, 1.0, 2.0}) {
-    const at::Tensor drawn = draw_tokens(logits, uniforms, temperature);
-    ASSERT_EQ(drawn.sizes(), (std::vector<int64_t>{3, 5}));
-    const at::Tensor probs = at::softmax(logits.to(at::kDouble) / temperature, -1);
-    for (int64_t i = 0; i < 3; ++i) {
-      for (int64_t j = 0; j < 5; ++j) {
-        const double u = uniforms[i][j].item<double>();
-        double sum = 0.0;
-        int64_t expected = 6;
-        for (int64_t v = 0; v < 7; ++v) {
-          sum += probs[i][j][v].item<double>();
-          if (sum > u) {
-            expected = v;
-            break;
-          }
-        }
-        EXPECT_EQ(drawn[i][j].item<int64_t>(), expected) << i << "," << j << " at " << temperature;
-      }
-    }
-  }
-  // A sure place draws its token whatever the uniform.
-  const at::Tensor sure =
-      at::full({1, 4, 7}, -30.0).index_fill_(-1, at::tensor(std::vector<int64_t>{3}), 30.0);
-  const at::Tensor spread = at::tensor(std::vector<float>{0.001f, 0.3f, 0.7f, 0.9999f}).view({1, 4});
-  EXPECT_TRUE(draw_tokens(sure, spread, 1.0).eq(3).all().item<bool>());
-}
-
 // Note [Drawn context]: the chosen rows' carried places after the sink hold the model's one-pass
 // draws given the game's frames before (the masked sequence, reference), everything else the
 // game's tokens; the draws follow from the seed.
