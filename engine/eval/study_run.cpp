@@ -42,16 +42,16 @@ StudyRun play_study_run(const EvalOptions& options, const std::string& policy, u
   return run;
 }
 
-namespace {
-
-std::string number(double value, const char* format) {
+std::string formatted(double value, const char* format) {
   char text[64];
   std::snprintf(text, sizeof text, format, value);
   return text;
 }
 
+namespace {
+
 std::string mib(int64_t bytes) {
-  return number(static_cast<double>(bytes) / 1048576.0, "%.1f MiB");
+  return formatted(static_cast<double>(bytes) / 1048576.0, "%.1f MiB");
 }
 
 }  // namespace
@@ -63,18 +63,18 @@ nlohmann::json StudyFigures::to_json() const {
 }
 
 std::string StudyFigures::table_cells() const {
-  return " " + mib(cache_bytes) + " | " + number(ms_per_frame, "%.1f") + " | " +
-         number(speed_vs_dense, "%.2f×") + " | " + number(psnr_vs_dense, "%.1f dB") + " | " +
-         number(100.0 * sprite_share, "%.1f %%") + " | " + number(100.0 * hud_share, "%.1f %%") +
-         " |";
+  return " " + mib(cache_bytes) + " | " + formatted(ms_per_frame, "%.1f") + " | " +
+         formatted(speed_vs_dense, "%.2f×") + " | " + formatted(psnr_vs_dense, "%.1f dB") + " | " +
+         formatted(100.0 * sprite_share, "%.1f %%") + " | " +
+         formatted(100.0 * hud_share, "%.1f %%") + " |";
 }
 
 std::string StudyFigures::dense_row(int blank) const {
   std::string row = "| dense |";
   for (int i = 0; i < blank; ++i) row += " |";
-  return row + " " + mib(cache_bytes) + " | " + number(ms_per_frame, "%.1f") + " | 1.00× | | " +
-         number(100.0 * sprite_share, "%.1f %%") + " | " + number(100.0 * hud_share, "%.1f %%") +
-         " |\n";
+  return row + " " + mib(cache_bytes) + " | " + formatted(ms_per_frame, "%.1f") + " | 1.00× | | " +
+         formatted(100.0 * sprite_share, "%.1f %%") + " | " +
+         formatted(100.0 * hud_share, "%.1f %%") + " |\n";
 }
 
 void StudyPool::add(const StudyRun& run, const StudyRun* dense) {

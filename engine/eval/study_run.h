@@ -33,6 +33,9 @@ StudyRun play_study_run(const EvalOptions& options, const std::string& policy, u
                         const std::vector<game::Action>& actions, int64_t skip,
                         const std::string& where);
 
+// `value` through printf's `format` (one double conversion), as the studies print figures.
+std::string formatted(double value, const char* format);
+
 // What a study reports of one policy's runs pooled over its seeds.
 struct StudyFigures {
   int64_t cache_bytes = 0;      // K/V held at the end of the first seed's run

@@ -17,12 +17,6 @@ namespace {
 
 constexpr const char* kWhere = "study thresholds";
 
-std::string number(double value, const char* format) {
-  char text[64];
-  std::snprintf(text, sizeof text, format, value);
-  return text;
-}
-
 }  // namespace
 
 void validate(const ThresholdStudyOptions& study, const EvalOptions& options) {
@@ -32,13 +26,13 @@ void validate(const ThresholdStudyOptions& study, const EvalOptions& options) {
   }
   for (double theta : study.thetas) {
     if (!(theta >= 0.0 && theta <= 1.0)) {
-      throw Error(kWhere, "theta " + number(theta, "%g") +
+      throw Error(kWhere, "theta " + formatted(theta, "%g") +
                               ": must be in [0, 1] (the share of the full output a path keeps)");
     }
   }
   for (double theta_sc : study.theta_scs) {
     if (!(theta_sc >= -10.0 && theta_sc <= 1.0)) {
-      throw Error(kWhere, "theta_sc " + number(theta_sc, "%g") + ": must be in [-10, 1]");
+      throw Error(kWhere, "theta_sc " + formatted(theta_sc, "%g") + ": must be in [-10, 1]");
     }
   }
   if (study.frames < 1) throw Error(kWhere, "frames: must be at least 1");
@@ -75,8 +69,8 @@ ThresholdStudy run_threshold_study(const EvalOptions& options, const ThresholdSt
         settings["theta_spatial_score"] = theta_sc;
         cell.settings["headcast"] = settings;
         report_progress(options, std::string(kWhere) + ": seed " + std::to_string(seed) +
-                                     ", theta " + number(theta, "%g") + ", theta_sc " +
-                                     number(theta_sc, "%g"));
+                                     ", theta " + formatted(theta, "%g") + ", theta_sc " +
+                                     formatted(theta_sc, "%g"));
         const StudyRun run = play_study_run(cell, "headcast", seed, actions, skip, kWhere);
         ThresholdCell& out = result.cells[k];
         out.theta = theta;
@@ -119,10 +113,9 @@ std::string ThresholdStudy::markdown() const {
          "sprite | HUD |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
       << dense.dense_row(2);
   for (const ThresholdCell& c : cells) {
-    const std::string heads =
-        attention::head_type_counts_text(c.heads_by_type.get<std::map<std::string, int>>());
-    out << "| " << number(c.theta, "%g") << " | " << number(c.theta_sc, "%g") << " | " << heads
-        << " |" << c.table_cells() << "\n";
+    const std::string heads = attention::head_type_counts_text(c.heads_by_type);
+    out << "| " << formatted(c.theta, "%g") << " | " << formatted(c.theta_sc, "%g") << " | "
+        << heads << " |" << c.table_cells() << "\n";
   }
   out << "\n"
       << frames_scored
@@ -135,7 +128,7 @@ std::string ThresholdStudy::plot(const std::string& png) const {
   std::ostringstream data;
   for (const ThresholdCell& c : cells) {
     data << c.speed_vs_dense << " " << c.psnr_vs_dense << " " << 100.0 * c.sprite_share << " \""
-         << number(c.theta, "%g") << "/" << number(c.theta_sc, "%g") << "\"\n";
+         << formatted(c.theta, "%g") << "/" << formatted(c.theta_sc, "%g") << "\"\n";
   }
   const auto script = [&](const std::string& data_file) {
     const std::string file = gnuplot_quoted(data_file);

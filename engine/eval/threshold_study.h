@@ -2,6 +2,7 @@
 // See Note [Threshold study].
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -34,7 +35,7 @@ struct ThresholdStudyOptions {
 
 struct ThresholdCell : StudyFigures {
   double theta = 0.0, theta_sc = 0.0;
-  nlohmann::json heads_by_type;  // {"sink": n, ...}: the first seed's cast
+  std::map<std::string, int> heads_by_type;  // the first seed's cast
 };
 
 struct ThresholdStudy {

@@ -343,6 +343,20 @@ class TokenTrainerTest : public ::testing::Test {
     config_.state_dtype = "f32";
     config_.checkpoint_minutes = 1000;
   }
+
+  // Trains config_ for 30 steps into dir_/run and checks that the logged loss fell.
+  void expect_learns_in_30_steps() {
+    TrainOptions options;
+    options.out_dir = (dir_ / "run").string();
+    options.max_steps = 30;
+    options.progress_bar = false;
+    std::vector<double> losses;
+    const TrainReport report =
+        train(config_, options, [&](const StepReport& r) { losses.push_back(r.loss); });
+    EXPECT_EQ(report.steps, 30);
+    ASSERT_GE(losses.size(), 2u);
+    EXPECT_LT(losses.back(), losses.front());
+  }
   void TearDown() override { fs::remove_all(dir_); }
   fs::path dir_;
   TrainConfig config_;
@@ -397,16 +411,7 @@ TEST_F(TokenTrainerTest, LearnsAndExportsAModelThatPlays) {
 // Note [Own token context]: with half the clips played by the model itself, the loop still learns.
 TEST_F(TokenTrainerTest, LearnsWithPlayedContexts) {
   config_.tokens.own_share = 0.5;
-  TrainOptions options;
-  options.out_dir = (dir_ / "run").string();
-  options.max_steps = 30;
-  options.progress_bar = false;
-  std::vector<double> losses;
-  const TrainReport report =
-      train(config_, options, [&](const StepReport& r) { losses.push_back(r.loss); });
-  EXPECT_EQ(report.steps, 30);
-  ASSERT_GE(losses.size(), 2u);
-  EXPECT_LT(losses.back(), losses.front());
+  ASSERT_NO_FATAL_FAILURE(expect_learns_in_30_steps());
   EXPECT_TRUE(fs::exists(dir_ / "run" / "model" / "config.json"));
 }
 
@@ -416,16 +421,7 @@ TEST_F(TokenTrainerTest, LearnsWithDrawnContexts) {
   config_.tokens.own_share = 0.25;
   config_.tokens.drawn_share = 0.5;
   config_.tokens.drawn_temperature = 2.0;
-  TrainOptions options;
-  options.out_dir = (dir_ / "run").string();
-  options.max_steps = 30;
-  options.progress_bar = false;
-  std::vector<double> losses;
-  const TrainReport report =
-      train(config_, options, [&](const StepReport& r) { losses.push_back(r.loss); });
-  EXPECT_EQ(report.steps, 30);
-  ASSERT_GE(losses.size(), 2u);
-  EXPECT_LT(losses.back(), losses.front());
+  ASSERT_NO_FATAL_FAILURE(expect_learns_in_30_steps());
   std::ifstream log(dir_ / "run" / "log.jsonl");
   std::string line;
   int lines = 0;
