@@ -18,10 +18,11 @@ if 'stability' in d:
             'sprite', s.get('sprite_psnr_vs_truth_start_db'), s.get('sprite_psnr_vs_truth_end_db')]
 if 'world' in d:
     w = d['world']
-    def r(key, digits=3):
-        v = w.get(key)
+    def r(key, digits=3, within=None):
+        v = (w if within is None else w.get(within) or {}).get(key)
         return None if v is None else round(v, digits)
-    out += ['tv', r('terrain_tv'), 'ratio', r('non_grass_ratio', 2), 'structure', r('structure_share'),
+    out += ['tv', r('terrain_tv'), 'other_tv', r('terrain_tv', within='another_world'),
+            'ratio', r('non_grass_ratio', 2), 'structure', r('structure_share'),
             'sprite', r('sprite_share'), 'hud', r('hud_share'), 'own_walls', r('own_blocked_still_share'),
             'own_free', r('own_free_scrolled_share'), 'game_walls', r('blocked_still_share'),
             'scrolled', r('walk_scrolled_share'), 'return', r('return_patch_share'),

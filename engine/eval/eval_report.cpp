@@ -245,6 +245,15 @@ std::string format_eval_report(const Json& report) {
         num(field(r, "terrain_tv"), "%.3f").c_str(), percent(field(r, "non_grass_share")).c_str(),
         percent(field(r, "truth_non_grass_share")).c_str(),
         num(field(r, "non_grass_ratio"), "%.2f").c_str());
+    // Note [World content]: another world of the game, the floor of the terrain numbers.
+    if (const Json& other = field(r, "another_world"); other.is_object()) {
+      out += format(
+          "                 another world of the game on the same keys: terrain TV %s (pooled %s), "
+          "non-grass ratio %s\n",
+          num(field(other, "terrain_tv"), "%.3f").c_str(),
+          num(field(other, "terrain_tv_pooled"), "%.3f").c_str(),
+          num(field(other, "non_grass_ratio"), "%.2f").c_str());
+    }
     out += format(
         "                 tile structure %s of %s blocks (the game: %s of %s; %s survey blocks); "
         "sprite poses %s (pixels %s), HUD digits %s\n",
@@ -277,15 +286,16 @@ std::string format_eval_report(const Json& report) {
         percent(field(r, "truth_return_patch_share")).c_str());
     const Json& segments = field(r, "segments");
     if (segments.size() > 1) {
-      out += format("  | %-13s | %8s | %15s | %9s |\n", "frames", "TV", "non-grass ratio",
-                    "structure");
+      out += format("  | %-13s | %8s | %15s | %9s | %8s |\n", "frames", "TV", "non-grass ratio",
+                    "structure", "other TV");
       for (const Json& row : segments) {
         const std::string span =
             num(field(row, "first_frame"), "%.0f") + "-" + num(field(row, "last_frame"), "%.0f");
-        out += format("  | %-13s | %8s | %15s | %9s |\n", span.c_str(),
+        out += format("  | %-13s | %8s | %15s | %9s | %8s |\n", span.c_str(),
                       num(field(row, "terrain_tv"), "%.3f").c_str(),
                       num(field(row, "non_grass_ratio"), "%.2f").c_str(),
-                      percent(field(row, "structure_share")).c_str());
+                      percent(field(row, "structure_share")).c_str(),
+                      num(field(row, "another_world_terrain_tv"), "%.3f").c_str());
       }
     }
   }

@@ -4,6 +4,8 @@
 #include "engine/eval/world_content.h"
 
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -38,15 +40,25 @@ bool view_still(const Shift& shift) {
   return std::abs(shift.dx) < game::kPlayerSpeed / 2 && std::abs(shift.dy) < game::kPlayerSpeed / 2;
 }
 
-// The terrain mix and structure of some walk frames, the model's and the game's.
+// `drawn`'s non-grass share over the truth's, null when the truth has none.
+Json non_grass_ratio_of(const TerrainHistogram& drawn, const TerrainHistogram& truth) {
+  const double truth_share = non_grass_share(truth);
+  if (truth_share <= 0.0) return nullptr;
+  return non_grass_share(drawn) / truth_share;
+}
+
+// The terrain mix and structure of some walk frames, the model's and the game's, and the mix of
+// the game's other world on the same keys (Note [World content]).
 struct ContentCounts {
-  TerrainHistogram model{}, truth{};
+  TerrainHistogram model{}, truth{}, other{};
   int64_t frames = 0;
   int64_t model_scored = 0, model_known = 0, truth_scored = 0, truth_known = 0;
   GroundFlow model_flow, truth_flow;  // Note [Ground flow]
 
   void add(const ContentCounts& o) {
-    for (int i = 0; i < kTerrainGroupCount; ++i) model[i] += o.model[i], truth[i] += o.truth[i];
+    for (int i = 0; i < kTerrainGroupCount; ++i) {
+      model[i] += o.model[i], truth[i] += o.truth[i], other[i] += o.other[i];
+    }
     frames += o.frames;
     model_scored += o.model_scored, model_known += o.model_known;
     truth_scored += o.truth_scored, truth_known += o.truth_known;
@@ -61,14 +73,15 @@ struct ContentCounts {
             {"kept_ground_share", value(model_flow.kept_share())},
             {"truth_kept_ground_share", value(truth_flow.kept_share())}};
   }
-  Json non_grass_ratio() const {
-    const double truth_share = non_grass_share(truth);
-    if (truth_share <= 0.0) return nullptr;
-    return non_grass_share(model) / truth_share;
-  }
+  Json non_grass_ratio() const { return non_grass_ratio_of(model, truth); }
   Json terrain_tv() const {
     if (frames == 0) return nullptr;
     return total_variation(model, truth);
+  }
+  Json another_world_non_grass_ratio() const { return non_grass_ratio_of(other, truth); }
+  Json another_world_terrain_tv() const {
+    if (frames == 0) return nullptr;
+    return total_variation(other, truth);
   }
 };
 
@@ -244,7 +257,7 @@ Json eval_world(const EvalOptions& options) {
       frames > kWorldSkipFrames ? static_cast<size_t>((frames - 1) / kWorldSegmentFrames + 1) : 0;
   std::vector<ContentCounts> segments(segment_count);
   ContentCounts total;
-  double tv_sum = 0.0;
+  double tv_sum = 0.0, other_tv_sum = 0.0;
   int tv_seeds = 0;
   int64_t walk_frames = 0, sprite_poses = 0, hud_readable = 0;
   double sprite_pixels = 0.0;
@@ -258,6 +271,7 @@ Json eval_world(const EvalOptions& options) {
         options, "world: seed " + std::to_string(seed) + ", " + std::to_string(frames) + " frames");
     source->reset(seed);
     ReferenceRun truth(width, height, seed, options.seed_frames);
+    ReferenceRun other(width, height, another_world_seed(seed), options.seed_frames);
     at::Tensor previous = current_frame(*source);
     // Each frame is read as terrain groups and tile blocks once: for the terrain mix and the
     // structure, and as the ground the next step meets (Note [Own walls]).
@@ -281,6 +295,7 @@ Json eval_world(const EvalOptions& options) {
       const game::Action action = actions[static_cast<size_t>(i)];
       source->step(action);
       const bool moved = truth.step(action);
+      other.step(action);
       at::Tensor frame = current_frame(*source);
       const uint8_t* pixels = frame.data_ptr<uint8_t>();
       const uint8_t* true_pixels = truth.game().frame().data();
@@ -321,6 +336,8 @@ Json eval_world(const EvalOptions& options) {
         }
         counts.model = terrain_histogram(groups, width, height, overlays);
         counts.truth = terrain_histogram(true_groups, width, height, overlays);
+        counts.other = terrain_histogram(terrain_groups(other.game().frame().data(), width, height),
+                                         width, height, overlays);
         const StructureScore true_drawn = score_structure(
             true_groups, width, height, game_grid_phase(truth.game()), overlays, survey);
         counts.model_scored = drawn.scored, counts.model_known = drawn.known;
@@ -344,8 +361,10 @@ Json eval_world(const EvalOptions& options) {
     if (keep_grid) options.keep_frame("world_walk_grid", walk_grid(grid_model, grid_truth));
     total.add(seed_counts);
     const Json seed_tv = seed_counts.terrain_tv();
-    if (seed_tv.is_number()) {
+    const Json seed_other_tv = seed_counts.another_world_terrain_tv();
+    if (seed_tv.is_number()) {  // the other world's is a number on the same frames
       tv_sum += seed_tv.get<double>();
+      other_tv_sum += seed_other_tv.get<double>();
       ++tv_seeds;
     }
     sprite_poses += seed_sprite;
@@ -364,6 +383,8 @@ Json eval_world(const EvalOptions& options) {
          {"non_grass_ratio", seed_counts.non_grass_ratio()},
          {"non_grass_share", non_grass_share(seed_counts.model)},
          {"truth_non_grass_share", non_grass_share(seed_counts.truth)},
+         {"another_world_terrain_tv", seed_other_tv},
+         {"another_world_non_grass_ratio", seed_counts.another_world_non_grass_ratio()},
          {"structure_share", share(seed_counts.model_known, seed_counts.model_scored)},
          {"ground_flow", seed_counts.flow_json()},
          {"sprite_share", share(seed_sprite, frames)},
@@ -387,6 +408,7 @@ Json eval_world(const EvalOptions& options) {
                             {"last_frame", last},
                             {"terrain_tv", c.terrain_tv()},
                             {"non_grass_ratio", c.non_grass_ratio()},
+                            {"another_world_terrain_tv", c.another_world_terrain_tv()},
                             {"structure_share", share(c.model_known, c.model_scored)},
                             {"structure_block_ratio", share(c.model_scored, c.truth_scored)},
                             {"truth_structure_share", share(c.truth_known, c.truth_scored)},
@@ -396,6 +418,8 @@ Json eval_world(const EvalOptions& options) {
   for (int i = 0; i < kTerrainGroupCount; ++i) {
     groups.push_back(terrain_group_name(static_cast<TerrainGroup>(i)));
   }
+  char salt[24];
+  std::snprintf(salt, sizeof(salt), "0x%" PRIx64, kAnotherWorldSalt);
   return {
       {"policy", options.policy},
       {"frames_per_seed", frames},
@@ -409,6 +433,11 @@ Json eval_world(const EvalOptions& options) {
       {"truth_non_grass_share", non_grass_share(total.truth)},
       {"shares", shares_of(total.model)},
       {"truth_shares", shares_of(total.truth)},
+      {"another_world",
+       {{"seed_salt", salt},
+        {"terrain_tv", tv_seeds == 0 ? Json(nullptr) : Json(other_tv_sum / tv_seeds)},
+        {"terrain_tv_pooled", total.another_world_terrain_tv()},
+        {"non_grass_ratio", total.another_world_non_grass_ratio()}}},
       {"structure_share", share(total.model_known, total.model_scored)},
       {"structure_blocks", total.model_scored},
       {"truth_structure_blocks", total.truth_scored},

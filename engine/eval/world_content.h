@@ -4,6 +4,7 @@
 // whether a short return trip brings back the same tokens.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include "engine/eval/eval_options.h"
@@ -16,6 +17,19 @@ inline constexpr int kWorldSkipFrames = 200;
 // Walk frames per drift segment.
 inline constexpr int kWorldSegmentFrames = 1000;
 
+// The salt of the another-world reference (Note [World content]): "another" in ASCII. Its high
+// bits lift every seed below 2^48 above 2^54, clear of the held-out eval seeds (around
+// 1 000 000) and the structure survey's (from kStructureSurveyFirstSeed = 2 000 000); training
+// worlds draw their seeds from the whole 64-bit range, where meeting one is as unlikely as two
+// training worlds meeting.
+inline constexpr uint64_t kAnotherWorldSalt = 0x616E6F74686572ull;
+
+// The seed of the game's other world on eval seed `seed`: a different world of the same game,
+// walked with the same keys.
+inline constexpr uint64_t another_world_seed(uint64_t seed) {
+  return seed ^ kAnotherWorldSalt;
+}
+
 // Note [World content]: per seed, the model and the reference game take the same player-like
 // walk (eval_actions, options.world_frames frames). From walk frame kWorldSkipFrames on, every
 // pixel outside the HUD and the sprite is put in its terrain group (Note [Terrain groups]):
@@ -26,6 +40,14 @@ inline constexpr int kWorldSegmentFrames = 1000;
 // fewer of them than the game shows it in "structure_block_ratio" (model's scored blocks over
 // the game's on the same frames; 0 for an empty field, whose "structure_share" is null: it draws
 // nothing to score). The same numbers per kWorldSegmentFrames of walk ("segments") show drift.
+//
+// Past the seeded view a model must invent its ground, and two worlds of the game differ on the
+// same keys too. So beside the truth the game also plays another of its worlds
+// (another_world_seed) with the same actions, read as the model is: "another_world" holds its
+// "terrain_tv", "terrain_tv_pooled" and "non_grass_ratio" against the truth (per seed and per
+// segment "another_world_terrain_tv"). It is the floor of the same-seed terrain numbers for any
+// model that invents ground the game never showed it: a model scoring near it draws a world as
+// game-like as another of the game's own worlds.
 //
 // Every walk frame is read for the overlays: "sprite_share" is the share of frames whose sprite
 // box is one of the game's poses, "hud_share" the share whose HUD digits read as a count

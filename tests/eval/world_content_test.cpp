@@ -1,11 +1,14 @@
 // The world metric end to end on real components: the reference game as the model scores its
 // ceiling on every number; the game with its ground painted over as an empty grass field scores
-// badly on every number that reads the world, and the report's checks say so.
+// badly on every number that reads the world, and the report's checks say so; the game playing
+// another of its worlds scores the another-world reference.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -219,6 +222,75 @@ TEST(WorldContent, AnEmptyGrassFieldScoresBadly) {
   EXPECT_EQ(w["hud_share"].get<double>(), 1.0);
 }
 
+// The game playing, on each eval seed, its other world (another_world_seed): a model that
+// invents a whole world of its own, as game-like as the game's.
+class AnotherWorld : public FrameSource {
+ public:
+  explicit AnotherWorld(uint64_t seed)
+      : game_(make_game_as_model(kSide, kSide, 1, another_world_seed(seed))) {}
+  std::string name() const override { return "another world"; }
+  int width() const override { return kSide; }
+  int height() const override { return kSide; }
+  void reset(uint64_t seed) override { game_->reset(another_world_seed(seed)); }
+  void step(Action action) override { game_->step(action); }
+  const uint8_t* rgba() const override { return game_->rgba(); }
+  uint64_t frame_index() const override { return game_->frame_index(); }
+
+ private:
+  std::unique_ptr<FrameSource> game_;
+};
+
+// Note [World content]: the another-world reference is what the game's other world scores on the
+// same keys, whatever the model. A model that is that world scores it exactly; the game itself,
+// on the same seeds, is held to the same reference.
+TEST(WorldContent, AnotherWorldOfTheGameIsTheFloor) {
+  EvalOptions options = world_options();
+  options.seeds = {1000005};
+  options.world_frames = kWorldSkipFrames + 100;
+  options.world_trip_steps = 2;
+  options.source_name = "another world";
+  options.make_source = [](const std::string&, uint64_t seed) {
+    return std::unique_ptr<FrameSource>(std::make_unique<AnotherWorld>(seed));
+  };
+  const Json report = run_eval(options);
+  const Json& w = report["world"];
+  const Json& other = w["another_world"];
+  EXPECT_EQ(other["seed_salt"].get<std::string>(), "0x616e6f74686572");
+  EXPECT_EQ(another_world_seed(1000005), 1000005 ^ 0x616E6F74686572ull);
+  const double tv = other["terrain_tv"].get<double>();
+  EXPECT_GT(tv, 0.0);  // two worlds of the game differ on the same keys
+  EXPECT_LT(tv, 1.0);
+  EXPECT_DOUBLE_EQ(w["terrain_tv"].get<double>(), tv);
+  EXPECT_DOUBLE_EQ(w["terrain_tv_pooled"].get<double>(), other["terrain_tv_pooled"].get<double>());
+  EXPECT_DOUBLE_EQ(w["non_grass_ratio"].get<double>(), other["non_grass_ratio"].get<double>());
+  ASSERT_EQ(w["per_seed"].size(), 1u);
+  const Json& seed = w["per_seed"][0];
+  EXPECT_DOUBLE_EQ(seed["another_world_terrain_tv"].get<double>(), tv);
+  EXPECT_DOUBLE_EQ(seed["another_world_non_grass_ratio"].get<double>(),
+                   seed["non_grass_ratio"].get<double>());
+  ASSERT_EQ(w["segments"].size(), 1u);
+  EXPECT_DOUBLE_EQ(w["segments"][0]["another_world_terrain_tv"].get<double>(), tv);
+
+  options.source_name = "game";
+  options.make_source = [](const std::string&, uint64_t seed) {
+    return make_game_as_model(kSide, kSide, 1, seed);
+  };
+  const Json game_report = run_eval(options);
+  const Json& g = game_report["world"];
+  EXPECT_EQ(g["terrain_tv"].get<double>(), 0.0);
+  EXPECT_EQ(g["another_world"], other);
+  EXPECT_EQ(g["per_seed"][0]["another_world_terrain_tv"], seed["another_world_terrain_tv"]);
+  EXPECT_EQ(g["per_seed"][0]["another_world_non_grass_ratio"],
+            seed["another_world_non_grass_ratio"]);
+  EXPECT_EQ(g["segments"][0]["another_world_terrain_tv"],
+            w["segments"][0]["another_world_terrain_tv"]);
+  const std::string table = format_eval_report(game_report);
+  char line[128];
+  std::snprintf(line, sizeof(line), "another world of the game on the same keys: terrain TV %.3f",
+                tv);
+  EXPECT_NE(table.find(line), std::string::npos) << table;
+}
+
 TEST(WorldContent, LongWalksReportDriftPerSegment) {
   EvalOptions options = world_options();
   options.seeds = {1000003};
@@ -234,6 +306,8 @@ TEST(WorldContent, LongWalksReportDriftPerSegment) {
     EXPECT_EQ(segment["last_frame"].get<int>(), expected[s][1]);
     EXPECT_EQ(segment["terrain_tv"].get<double>(), 0.0);
     EXPECT_EQ(segment["non_grass_ratio"].get<double>(), 1.0);
+    EXPECT_GT(segment["another_world_terrain_tv"].get<double>(), 0.0);
+    EXPECT_LE(segment["another_world_terrain_tv"].get<double>(), 1.0);
   }
   EXPECT_EQ(w["return_trip_steps"].get<int>(), 4);
   const std::string table = format_eval_report(report);
