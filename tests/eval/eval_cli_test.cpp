@@ -321,9 +321,9 @@ TEST_F(EvalCli, StudyCastStabilityWritesItsFolder) {
                          "' --out '" + out + "' --blocks 0");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.output.find("block 0 has no history"), std::string::npos) << result.output;
-  result = run_worldcast("study timestep --quiet --out '" + out + "'");
+  result = run_worldcast("study dreams --quiet --out '" + out + "'");
   EXPECT_EQ(result.exit_code, 1);
-  EXPECT_NE(result.output.find("unknown study 'timestep'"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("unknown study 'dreams'"), std::string::npos) << result.output;
 }
 
 TEST_F(EvalCli, StudyThresholdsWritesItsFolder) {
@@ -362,6 +362,24 @@ TEST_F(EvalCli, StudyArchetypesWritesItsFolder) {
                          out + "' --settings '{\"cast\": {\"mix\": [0, 0, 0, 4]}}'");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.output.find("force a cast"), std::string::npos) << result.output;
+}
+
+TEST_F(EvalCli, StudyTimestepWritesItsFolder) {
+  const std::string out = path("timestep");
+  Result result = run_worldcast("study timestep --quiet --weights '" + path("weights") +
+                                "' --out '" + out + "' --seeds 1 --frames 2");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("| committing pass |"), std::string::npos) << result.output;
+  std::ifstream in(out + "/timestep.json");
+  const Json json = Json::parse(in);
+  EXPECT_EQ(json.at("rows").size(), 3u);  // the tiny sampler's two steps and the committing pass
+  EXPECT_TRUE(fs::exists(out + "/timestep.md"));
+  EXPECT_TRUE(fs::exists(out + "/timestep.png"));
+
+  result = run_worldcast("study timestep --quiet --weights '" + path("weights") + "' --out '" +
+                         out + "' --settings '{\"classify_step\": 1}'");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("sets it for each row"), std::string::npos) << result.output;
 }
 
 }  // namespace

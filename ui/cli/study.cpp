@@ -1,7 +1,7 @@
 // `worldcast study NAME`: HeadCast's experiments on a trained model, each a markdown table, JSON
 // and a PNG in a folder. cast-stability: engine/eval/cast_stability.h; thresholds:
-// engine/eval/threshold_study.h; archetypes: engine/eval/archetype_study.h. This file parses,
-// runs and writes.
+// engine/eval/threshold_study.h; archetypes: engine/eval/archetype_study.h; timestep:
+// engine/eval/timestep_study.h. This file parses, runs and writes.
 #include <torch/cuda.h>
 
 #include <CLI/CLI.hpp>
@@ -18,6 +18,7 @@
 #include "engine/eval/archetype_study.h"
 #include "engine/eval/cast_stability.h"
 #include "engine/eval/threshold_study.h"
+#include "engine/eval/timestep_study.h"
 #include "engine/model/model_config.h"
 #include "ui/cli/command.h"
 #include "ui/model_source.h"
@@ -119,9 +120,14 @@ void run_study(StudyCliOptions& options) {
     study.frames = options.frames;
     return run_and_write(options, study, eval::run_archetype_study, "archetypes");
   }
+  if (options.name == "timestep") {
+    eval::TimestepStudyOptions study;
+    study.frames = options.frames;
+    return run_and_write(options, study, eval::run_timestep_study, "timestep");
+  }
   if (options.name != "cast-stability") {
     throw Error("study", "unknown study '" + options.name +
-                             "' (known: archetypes, cast-stability, thresholds)");
+                             "' (known: archetypes, cast-stability, thresholds, timestep)");
   }
   eval::CastStudyOptions study;
   study.classify_blocks = options.blocks;
@@ -134,7 +140,8 @@ const bool kRegistered = register_command("study", [](CLI::App& app) {
   auto options = std::make_shared<StudyCliOptions>();
   CLI::App* cmd = app.add_subcommand(
       "study", "HeadCast's experiments on a trained model: a markdown table, JSON and a PNG");
-  cmd->add_option("name", options->name, "archetypes, cast-stability or thresholds")->required();
+  cmd->add_option("name", options->name, "archetypes, cast-stability, thresholds or timestep")
+      ->required();
   cmd->add_option("--out", options->out, "Folder for the table, JSON and plot")->required();
   cmd->add_option("--weights", options->weights,
                   "Checkpoint folder with its config.json (default: the bundled model)");
@@ -166,9 +173,10 @@ const bool kRegistered = register_command("study", [](CLI::App& app) {
   cmd->add_option("--theta-scs", options->theta_scs, "thresholds: theta_spatial_score values")
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("--frames", options->frames,
-                  "thresholds, archetypes: frames scored per run after the window's first full "
-                  "block")
+  cmd->add_option(
+         "--frames", options->frames,
+         "thresholds, archetypes, timestep: frames scored per run after the window's first full "
+         "block")
       ->capture_default_str();
   cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr");
   cmd->callback([options] { run_study(*options); });
