@@ -21,7 +21,10 @@ if 'world' in d:
     def r(key, digits=3, within=None):
         v = (w if within is None else w.get(within) or {}).get(key)
         return None if v is None else round(v, digits)
-    out += ['tv', r('terrain_tv'), 'other_tv', r('terrain_tv', within='another_world'),
+    band = (w.get('game_mix') or {}).get('band') or {}
+    out += ['mix_tv', r('terrain_mix_tv'), 'mix_ratio', r('terrain_mix_ratio', 2),
+            'game_band_tv', None if 'tv_max' not in band else round(band['tv_max'], 3),
+            'tv', r('terrain_tv'), 'other_tv', r('terrain_tv', within='another_world'),
             'ratio', r('non_grass_ratio', 2), 'structure', r('structure_share'),
             'sprite', r('sprite_share'), 'hud', r('hud_share'), 'own_walls', r('own_blocked_still_share'),
             'own_free', r('own_free_scrolled_share'), 'game_walls', r('blocked_still_share'),

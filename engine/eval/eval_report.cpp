@@ -111,8 +111,10 @@ Json eval_checks(const Json& report) {
   if (report.contains("world")) {
     // Note [World content].
     const Json& w = report["world"];
-    checks.push_back(at_most("world terrain TV", field(w, "terrain_tv"), 0.10));
-    checks.push_back(within("world non-grass ratio", field(w, "non_grass_ratio"), 0.8, 1.25));
+    // Note [Game's terrain mix]: against the game's mix, not the same seeds' worlds.
+    checks.push_back(at_most("world terrain mix TV", field(w, "terrain_mix_tv"), 0.10));
+    checks.push_back(
+        within("world terrain mix non-grass ratio", field(w, "terrain_mix_ratio"), 0.8, 1.25));
     checks.push_back(at_least("world tile structure", field(w, "structure_share"), 0.95, ""));
     checks.push_back(at_least("world sprite poses", field(w, "sprite_share"), 0.99, ""));
     checks.push_back(
@@ -237,9 +239,26 @@ std::string format_eval_report(const Json& report) {
   }
   if (report.contains("world")) {
     const Json& r = report["world"];
+    // Note [Game's terrain mix]: the model's mix against the game's, and the game's own band.
+    if (const Json& mix = field(r, "game_mix"); mix.is_object()) {
+      const Json& band = field(mix, "band");
+      out += format(
+          "world            terrain mix against the game's (%s worlds): TV %s, non-grass %s vs "
+          "%s (ratio %s); the game's own samples of %s worlds: TV %s mean, %s at most, ratio "
+          "%s-%s\n",
+          num(field(mix, "worlds"), "%.0f").c_str(),
+          num(field(r, "terrain_mix_tv"), "%.3f").c_str(),
+          percent(field(r, "non_grass_share")).c_str(),
+          percent(field(mix, "non_grass_share")).c_str(),
+          num(field(r, "terrain_mix_ratio"), "%.2f").c_str(),
+          num(field(band, "worlds_per_sample"), "%.0f").c_str(),
+          num(field(band, "tv_mean"), "%.3f").c_str(), num(field(band, "tv_max"), "%.3f").c_str(),
+          num(field(band, "ratio_min"), "%.2f").c_str(),
+          num(field(band, "ratio_max"), "%.2f").c_str());
+    }
     out += format(
         "world            %s frames per seed, after frame %s: terrain TV %s, non-grass %s vs the "
-        "game's %s (ratio %s)\n",
+        "game's %s (ratio %s) on the same seeds\n",
         num(field(r, "frames_per_seed"), "%.0f").c_str(),
         num(field(r, "skipped_frames"), "%.0f").c_str(),
         num(field(r, "terrain_tv"), "%.3f").c_str(), percent(field(r, "non_grass_share")).c_str(),
@@ -286,12 +305,14 @@ std::string format_eval_report(const Json& report) {
         percent(field(r, "truth_return_patch_share")).c_str());
     const Json& segments = field(r, "segments");
     if (segments.size() > 1) {
-      out += format("  | %-13s | %8s | %15s | %9s | %8s |\n", "frames", "TV", "non-grass ratio",
-                    "structure", "other TV");
+      out += format("  | %-13s | %8s | %9s | %8s | %15s | %9s | %8s |\n", "frames", "mix TV",
+                    "mix ratio", "TV", "non-grass ratio", "structure", "other TV");
       for (const Json& row : segments) {
         const std::string span =
             num(field(row, "first_frame"), "%.0f") + "-" + num(field(row, "last_frame"), "%.0f");
-        out += format("  | %-13s | %8s | %15s | %9s | %8s |\n", span.c_str(),
+        out += format("  | %-13s | %8s | %9s | %8s | %15s | %9s | %8s |\n", span.c_str(),
+                      num(field(row, "terrain_mix_tv"), "%.3f").c_str(),
+                      num(field(row, "terrain_mix_ratio"), "%.2f").c_str(),
                       num(field(row, "terrain_tv"), "%.3f").c_str(),
                       num(field(row, "non_grass_ratio"), "%.2f").c_str(),
                       percent(field(row, "structure_share")).c_str(),

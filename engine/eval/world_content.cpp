@@ -238,7 +238,87 @@ std::vector<game::Action> return_trip(const EvalOptions& options, FrameSource& s
   return path;
 }
 
+// The terrain histogram of a game walk: every frame after kWorldSkipFrames, overlays left out.
+TerrainHistogram walk_histogram(const EvalOptions& options, uint64_t seed, int width, int height,
+                                int frames) {
+  const std::vector<game::PixelRect> overlays = game::screen_overlays(width, height);
+  TerrainHistogram histogram{};
+  ReferenceRun run(width, height, seed, options.seed_frames);
+  const std::vector<game::Action> actions = eval_actions(options, seed ^ kActionSalt, frames);
+  for (int i = 0; i < frames; ++i) {
+    run.step(actions[static_cast<size_t>(i)]);
+    if (i + 1 <= kWorldSkipFrames) continue;
+    const std::vector<TerrainGroup> groups =
+        terrain_groups(run.game().frame().data(), width, height);
+    const TerrainHistogram frame = terrain_histogram(groups, width, height, overlays);
+    for (int g = 0; g < kTerrainGroupCount; ++g) histogram[g] += frame[g];
+  }
+  return histogram;
+}
+
+TerrainHistogram pooled(const std::vector<TerrainHistogram>& histograms, size_t first,
+                        size_t last) {
+  TerrainHistogram sum{};
+  for (size_t w = first; w < last; ++w) {
+    for (int g = 0; g < kTerrainGroupCount; ++g) sum[g] += histograms[w][g];
+  }
+  return sum;
+}
+
+int64_t pixels_of(const TerrainHistogram& histogram) {
+  int64_t total = 0;
+  for (int64_t count : histogram) total += count;
+  return total;
+}
+
+// A histogram's distance from the game's mix and its non-grass share over the mix's (Note
+// [Game's terrain mix]); nulls when either counted nothing.
+Json mix_tv(const TerrainHistogram& model, const TerrainHistogram& mix) {
+  if (pixels_of(model) == 0 || pixels_of(mix) == 0) return nullptr;
+  return total_variation(model, mix);
+}
+
+// How close the game's own walks come to its mix in samples of `per_sample` worlds: each sample
+// against the other worlds (Note [Game's terrain mix]).
+Json mix_band(const std::vector<TerrainHistogram>& worlds, size_t per_sample) {
+  per_sample = std::max<size_t>(1, std::min(per_sample, worlds.size() / 2));
+  const size_t samples = worlds.size() / per_sample;
+  double tv_sum = 0.0, tv_max = 0.0, ratio_min = 0.0, ratio_max = 0.0;
+  int counted = 0;
+  const TerrainHistogram all = pooled(worlds, 0, worlds.size());
+  for (size_t s = 0; s < samples; ++s) {
+    const TerrainHistogram sample = pooled(worlds, s * per_sample, (s + 1) * per_sample);
+    TerrainHistogram rest = all;
+    for (int g = 0; g < kTerrainGroupCount; ++g) rest[g] -= sample[g];
+    const Json tv = mix_tv(sample, rest);
+    const Json ratio = non_grass_ratio_of(sample, rest);
+    if (!tv.is_number() || !ratio.is_number()) continue;
+    const double r = ratio.get<double>();
+    tv_sum += tv.get<double>();
+    tv_max = std::max(tv_max, tv.get<double>());
+    ratio_min = counted == 0 ? r : std::min(ratio_min, r);
+    ratio_max = counted == 0 ? r : std::max(ratio_max, r);
+    ++counted;
+  }
+  if (counted == 0) return nullptr;
+  return {{"worlds_per_sample", per_sample}, {"samples", counted},
+          {"tv_mean", tv_sum / counted},     {"tv_max", tv_max},
+          {"ratio_min", ratio_min},          {"ratio_max", ratio_max}};
+}
+
 }  // namespace
+
+std::vector<TerrainHistogram> survey_terrain_mix(const EvalOptions& options, int width,
+                                                 int height) {
+  const int frames = std::min(options.world_frames, kTerrainMixFrames);
+  std::vector<TerrainHistogram> worlds;
+  worlds.reserve(kTerrainMixWorlds);
+  for (int w = 0; w < kTerrainMixWorlds; ++w) {
+    worlds.push_back(walk_histogram(options, kTerrainMixFirstSeed + static_cast<uint64_t>(w), width,
+                                    height, frames));
+  }
+  return worlds;
+}
 
 Json eval_world(const EvalOptions& options) {
   auto source = make_eval_source(options, options.policy, options.seeds.front());
@@ -251,6 +331,10 @@ Json eval_world(const EvalOptions& options) {
                                std::to_string(kStructureSurveySeeds) + " seeds x " +
                                std::to_string(kStructureSurveyFrames) + " frames)");
   const TileBlockSurvey survey = survey_tile_blocks(width, height);
+  report_progress(options, "world: surveying the game's terrain mix (" +
+                               std::to_string(kTerrainMixWorlds) + " worlds)");
+  const std::vector<TerrainHistogram> mix_worlds = survey_terrain_mix(options, width, height);
+  const TerrainHistogram mix = pooled(mix_worlds, 0, mix_worlds.size());
 
   const int frames = options.world_frames;
   const size_t segment_count =
@@ -380,6 +464,7 @@ Json eval_world(const EvalOptions& options) {
     per_seed.push_back(
         {{"seed", seed},
          {"terrain_tv", seed_tv},
+         {"terrain_mix_tv", mix_tv(seed_counts.model, mix)},
          {"non_grass_ratio", seed_counts.non_grass_ratio()},
          {"non_grass_share", non_grass_share(seed_counts.model)},
          {"truth_non_grass_share", non_grass_share(seed_counts.truth)},
@@ -407,6 +492,8 @@ Json eval_world(const EvalOptions& options) {
     segment_rows.push_back({{"first_frame", first + 1},
                             {"last_frame", last},
                             {"terrain_tv", c.terrain_tv()},
+                            {"terrain_mix_tv", mix_tv(c.model, mix)},
+                            {"terrain_mix_ratio", non_grass_ratio_of(c.model, mix)},
                             {"non_grass_ratio", c.non_grass_ratio()},
                             {"another_world_terrain_tv", c.another_world_terrain_tv()},
                             {"structure_share", share(c.model_known, c.model_scored)},
@@ -426,6 +513,15 @@ Json eval_world(const EvalOptions& options) {
       {"skipped_frames", kWorldSkipFrames},
       {"segment_frames", kWorldSegmentFrames},
       {"groups", groups},
+      {"terrain_mix_tv", mix_tv(total.model, mix)},
+      {"terrain_mix_ratio", non_grass_ratio_of(total.model, mix)},
+      {"game_mix",
+       {{"worlds", kTerrainMixWorlds},
+        {"first_seed", kTerrainMixFirstSeed},
+        {"frames_per_world", std::min(frames, kTerrainMixFrames)},
+        {"shares", shares_of(mix)},
+        {"non_grass_share", pixels_of(mix) == 0 ? Json(nullptr) : Json(non_grass_share(mix))},
+        {"band", mix_band(mix_worlds, options.seeds.size())}}},
       {"terrain_tv", tv_seeds == 0 ? Json(nullptr) : Json(tv_sum / tv_seeds)},
       {"terrain_tv_pooled", total.terrain_tv()},
       {"non_grass_ratio", total.non_grass_ratio()},

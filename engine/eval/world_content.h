@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "engine/eval/eval_options.h"
+#include "engine/eval/terrain_groups.h"
 
 namespace wc::eval {
 
@@ -29,6 +31,31 @@ inline constexpr uint64_t kAnotherWorldSalt = 0x616E6F74686572ull;
 inline constexpr uint64_t another_world_seed(uint64_t seed) {
   return seed ^ kAnotherWorldSalt;
 }
+
+// Note [Game's terrain mix]: past the seeded view a model invents its world, so the terrain of
+// its walk on one seed says little against the game's walk on that seed: another world of the
+// game on the same keys differs as much (on 8 held-out seeds, terrain TV 0.20 against the truth
+// and a non-grass ratio of 0.53; "another_world" below). A world is as the game's when its mix
+// is the game's mix, which no handful of walks shows: a lake the walk stays beside fills a whole
+// seed's frames. So the game's mix is surveyed from kTerrainMixWorlds worlds (seeds from
+// kTerrainMixFirstSeed, clear of the eval's, the structure survey's and another_world_seed's),
+// each walked as the eval walks its seeds (eval_actions, the eval's frames up to
+// kTerrainMixFrames: the world is the same everywhere past the spawn, so longer walks add only
+// time), every frame after kWorldSkipFrames read as the model's are. "terrain_mix_tv" is the
+// total-variation distance between the model's histogram pooled over its seeds and the game's
+// mix, "terrain_mix_ratio" its non-grass share over the mix's (per segment too). How close the
+// game itself comes with as few walks is "game_mix.band": the survey's worlds in samples of as
+// many worlds as the eval has seeds, each sample's pooled histogram against the other worlds'
+// (its TV's mean and largest, its ratio's range). A model within the band draws a mix the game
+// could have drawn on that many walks; the targets (TV <= 0.10, ratio 0.8-1.25) are read
+// against the mix, and asking them of 8 seeds asks for no more than the band allows.
+inline constexpr int kTerrainMixWorlds = 64;
+inline constexpr uint64_t kTerrainMixFirstSeed = 3000000;
+inline constexpr int kTerrainMixFrames = 1000;
+
+// Each of the kTerrainMixWorlds worlds' terrain histogram (Note [Game's terrain mix]), walked as
+// eval_world walks options' seeds; empty histograms when the walk ends by kWorldSkipFrames.
+std::vector<TerrainHistogram> survey_terrain_mix(const EvalOptions& options, int width, int height);
 
 // Note [World content]: per seed, the model and the reference game take the same player-like
 // walk (eval_actions, options.world_frames frames). From walk frame kWorldSkipFrames on, every

@@ -137,9 +137,10 @@ TEST_F(EvalCli, WritesAReportWithEveryField) {
   EXPECT_EQ(world["walk_frames"].get<int>(), 2 * 6);
   EXPECT_EQ(world["return_trip_steps"].get<int>(), 2);
   for (const char* key :
-       {"terrain_tv", "non_grass_ratio", "structure_share", "sprite_share", "hud_share",
-        "blocked_still_share", "walk_scrolled_share", "own_blocked_still_share",
-        "own_free_scrolled_share", "return_patch_share", "segments", "per_seed", "survey"}) {
+       {"terrain_mix_tv", "terrain_mix_ratio", "game_mix", "terrain_tv", "non_grass_ratio",
+        "structure_share", "sprite_share", "hud_share", "blocked_still_share",
+        "walk_scrolled_share", "own_blocked_still_share", "own_free_scrolled_share",
+        "return_patch_share", "segments", "per_seed", "survey"}) {
     EXPECT_TRUE(world.contains(key)) << key;
   }
   EXPECT_GE(report["checks"].size(), 15u);
@@ -220,7 +221,9 @@ TEST_F(EvalCli, WorldMetricWritesItsGrid) {
       path("frames") + "' --json '" + path("world.json") + "'");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("tile structure 100.0%"), std::string::npos) << result.output;
-  EXPECT_NE(result.output.find("world terrain TV"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("world terrain mix TV"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("terrain mix against the game's"), std::string::npos)
+      << result.output;
   std::ifstream in(path("world.json"));
   const Json w = Json::parse(in)["world"];
   EXPECT_EQ(w["terrain_tv"].get<double>(), 0.0);
