@@ -86,6 +86,7 @@ std::vector<ModelBenchRow> run_model_bench(
           attention::make_bench_timer(options.device);
       std::vector<double> block_ms, decode_ms, attention_ms, rest_ms, split_ms;
       std::map<std::string, std::vector<double>> path_ms;
+      double classify_ms = 0.0;
       // The previous-frame skip's reference (Note [Previous-frame skip]): the last frame of the
       // block before, as in a session; the bench's first block takes its own noise.
       at::Tensor reference;
@@ -93,6 +94,8 @@ std::vector<ModelBenchRow> run_model_bench(
         // The attention/rest split runs after the timed blocks, apart; the traced block last.
         const bool traced = trace && b == plain_blocks + split_blocks;
         const bool split = b >= plain_blocks && !traced;
+        // The warm-up runs timed too, for the classification it holds (its times are not kept).
+        const bool warmup = b < options.warmup_blocks;
         const at::Tensor noise = at::randn({1, f, config.channels, size.height, size.width},
                                            at::TensorOptions().device(options.device))
                                      .to(options.dtype);
@@ -100,7 +103,7 @@ std::vector<ModelBenchRow> run_model_bench(
             at::randint(config.num_actions, {1, f}, at::TensorOptions().dtype(at::kLong))
                 .to(options.device);
         sync(options.device);
-        if (split) {
+        if (split || warmup) {
           policy->set_path_timer(timer.get());
           timer->start_call();
         }
@@ -120,6 +123,13 @@ std::vector<ModelBenchRow> run_model_bench(
                                 (resolution.empty() ? std::string("default") : resolution) + "_" +
                                 spec.name + ".json");
           continue;
+        }
+        if (warmup) {
+          timer->stop_call();
+          policy->set_path_timer(nullptr);
+          const attention::CallTiming timing = timer->finish_call();
+          const auto classify = timing.paths_ms.find("classify");
+          if (classify != timing.paths_ms.end()) classify_ms += classify->second;
         }
         if (split) {
           timer->stop_call();
@@ -164,6 +174,7 @@ std::vector<ModelBenchRow> run_model_bench(
       row.attention_ms_median = median(attention_ms);
       row.rest_ms_median = median(rest_ms);
       for (const auto& [path, times] : path_ms) row.path_ms_median[path] = median(times);
+      row.classify_ms = classify_ms;
       row.block_ms = block_ms;
       row.split_block_ms = split_ms;
       row.video_frames_per_block = static_cast<double>(f) * config.video_frames_per_frame;
@@ -206,6 +217,7 @@ nlohmann::json model_bench_json(const ModelBenchOptions& options,
                     {"attention_ms_median", row.attention_ms_median},
                     {"rest_ms_median", row.rest_ms_median},
                     {"path_ms_median", row.path_ms_median},
+                    {"classify_ms", row.classify_ms},
                     {"block_ms", row.block_ms},
                     {"split_block_ms", row.split_block_ms},
                     {"cross_policy", row.cross_policy.empty() ? nlohmann::json()

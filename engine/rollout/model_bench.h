@@ -59,8 +59,11 @@ struct ModelBenchRow {
   double attention_ms_median = 0.0;
   double rest_ms_median = 0.0;
   std::map<std::string, double> path_ms_median;  // per attention path (the policy's names)
-  std::vector<double> block_ms;                  // every timed block, in order
-  std::vector<double> split_block_ms;            // every split block (events, with the timer)
+  // The policy's "classify" path over the warm-up blocks, which run with the path timer attached
+  // (HeadCast's one-time online cast; 0 for a policy that does not classify online).
+  double classify_ms = 0.0;
+  std::vector<double> block_ms;        // every timed block, in order
+  std::vector<double> split_block_ms;  // every split block (events, with the timer)
 };
 
 // Runs every (resolution, policy) pair on one randomly initialised model; `on_row` sees each

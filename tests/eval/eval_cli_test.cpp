@@ -367,6 +367,26 @@ TEST_F(EvalCli, StudyArchetypesWritesItsFolder) {
   EXPECT_NE(result.output.find("force a cast"), std::string::npos) << result.output;
 }
 
+TEST_F(EvalCli, StudyOverheadWritesItsFolder) {
+  const std::string out = path("overhead");
+  Result result =
+      run_worldcast("study overhead --quiet --weights '" + path("weights") + "' --out '" + out +
+                    "' --window 3 --warmup 5 --timed 1 --rollout-frames 10,1000");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("| share of 1000 frames |"), std::string::npos) << result.output;
+  std::ifstream in(out + "/overhead.json");
+  const Json json = Json::parse(in);
+  ASSERT_EQ(json.at("rows").size(), 1u);
+  EXPECT_GT(json.at("rows")[0].at("classify_ms").get<double>(), 0.0);
+  EXPECT_TRUE(fs::exists(out + "/overhead.md"));
+  EXPECT_TRUE(fs::exists(out + "/overhead.png"));
+
+  result = run_worldcast("study overhead --quiet --weights '" + path("weights") + "' --out '" +
+                         out + "' --resolutions 8k");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("resolution '8k'"), std::string::npos) << result.output;
+}
+
 TEST_F(EvalCli, StudyTimestepWritesItsFolder) {
   const std::string out = path("timestep");
   Result result = run_worldcast("study timestep --quiet --weights '" + path("weights") +

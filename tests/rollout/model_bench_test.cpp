@@ -43,6 +43,31 @@ TEST(ModelBench, RowsCarryBlockTimesAndAnAttentionRestSplit) {
   EXPECT_GT(json["rows"][1]["rest_ms_median"].get<double>(), 0.0);
 }
 
+// HeadCast casts its heads online in a warm-up block, so its row carries the classification's
+// time; a policy that does not classify, or a forced cast, carries none.
+TEST(ModelBench, HeadCastsOnlineCastIsTimedInTheWarmUp) {
+  ModelBenchOptions options;
+  options.config = testing::tiny_config();
+  const int heads = options.config.heads;
+  options.policies = {{"headcast", {{"window", 3}}},
+                      {"dense", {{"window", 3}}},
+                      {"headcast", {{"window", 3}, {"cast", {{"mix", {0, 0, 0, heads}}}}}}};
+  options.warmup_blocks = 5;
+  options.timed_blocks = 1;
+  options.split_blocks = 0;
+  const std::vector<ModelBenchRow> rows = run_model_bench(options);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_GT(rows[0].classify_ms, 0.0);
+  EXPECT_EQ(rows[1].classify_ms, 0.0);
+  EXPECT_EQ(rows[2].classify_ms, 0.0);
+  EXPECT_EQ(model_bench_json(options, rows)["rows"][0]["classify_ms"].get<double>(),
+            rows[0].classify_ms);
+  // Too short a warm-up to fill the window: nothing classified yet.
+  options.policies.resize(1);
+  options.warmup_blocks = 1;
+  EXPECT_EQ(run_model_bench(options)[0].classify_ms, 0.0);
+}
+
 TEST(ModelBench, AModelWithCrossAttentionRunsItThroughTheCrossPolicy) {
   ModelBenchOptions options;
   options.config = testing::tiny_config();

@@ -1,7 +1,8 @@
 // `worldcast study NAME`: HeadCast's experiments on a trained model, each a markdown table, JSON
 // and a PNG in a folder. cast-stability: engine/eval/cast_stability.h; thresholds:
 // engine/eval/threshold_study.h; archetypes: engine/eval/archetype_study.h; timestep:
-// engine/eval/timestep_study.h. This file parses, runs and writes.
+// engine/eval/timestep_study.h; overhead: engine/eval/overhead_study.h. This file parses, runs and
+// writes.
 #include <torch/cuda.h>
 
 #include <CLI/CLI.hpp>
@@ -17,6 +18,7 @@
 #include "engine/core/timing.h"
 #include "engine/eval/archetype_study.h"
 #include "engine/eval/cast_stability.h"
+#include "engine/eval/overhead_study.h"
 #include "engine/eval/threshold_study.h"
 #include "engine/eval/timestep_study.h"
 #include "engine/model/model_config.h"
@@ -44,6 +46,10 @@ struct StudyCliOptions {
   std::vector<double> thetas{0.9, 0.95, 0.98};
   std::vector<double> theta_scs{0.7, 0.755, 0.8};
   int frames = 32;
+  std::vector<std::string> resolutions{""};
+  std::vector<int64_t> rollout_frames{100, 1000, 10000};
+  int warmup = 9;
+  int timed = 5;
   std::string out;
   bool quiet = false;
 };
@@ -120,14 +126,23 @@ void run_study(StudyCliOptions& options) {
     study.frames = options.frames;
     return run_and_write(options, study, eval::run_archetype_study, "archetypes");
   }
+  if (options.name == "overhead") {
+    eval::OverheadStudyOptions study;
+    study.resolutions = options.resolutions;
+    study.rollout_frames = options.rollout_frames;
+    study.warmup_blocks = options.warmup;
+    study.timed_blocks = options.timed;
+    return run_and_write(options, study, eval::run_overhead_study, "overhead");
+  }
   if (options.name == "timestep") {
     eval::TimestepStudyOptions study;
     study.frames = options.frames;
     return run_and_write(options, study, eval::run_timestep_study, "timestep");
   }
   if (options.name != "cast-stability") {
-    throw Error("study", "unknown study '" + options.name +
-                             "' (known: archetypes, cast-stability, thresholds, timestep)");
+    throw Error("study",
+                "unknown study '" + options.name +
+                    "' (known: archetypes, cast-stability, overhead, thresholds, timestep)");
   }
   eval::CastStudyOptions study;
   study.classify_blocks = options.blocks;
@@ -140,7 +155,8 @@ const bool kRegistered = register_command("study", [](CLI::App& app) {
   auto options = std::make_shared<StudyCliOptions>();
   CLI::App* cmd = app.add_subcommand(
       "study", "HeadCast's experiments on a trained model: a markdown table, JSON and a PNG");
-  cmd->add_option("name", options->name, "archetypes, cast-stability, thresholds or timestep")
+  cmd->add_option("name", options->name,
+                  "archetypes, cast-stability, overhead, thresholds or timestep")
       ->required();
   cmd->add_option("--out", options->out, "Folder for the table, JSON and plot")->required();
   cmd->add_option("--weights", options->weights,
@@ -177,6 +193,17 @@ const bool kRegistered = register_command("study", [](CLI::App& app) {
          "--frames", options->frames,
          "thresholds, archetypes, timestep: frames scored per run after the window's first full "
          "block")
+      ->capture_default_str();
+  cmd->add_option("--resolutions", options->resolutions,
+                  "overhead: the config's resolutions (\"\" or none: its default frame)")
+      ->delimiter(',');
+  cmd->add_option("--rollout-frames", options->rollout_frames,
+                  "overhead: rollout lengths the classification's share is reported for")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--warmup", options->warmup, "overhead: warm-up blocks (they hold the cast)")
+      ->capture_default_str();
+  cmd->add_option("--timed", options->timed, "overhead: timed blocks after the warm-up")
       ->capture_default_str();
   cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr");
   cmd->callback([options] { run_study(*options); });
