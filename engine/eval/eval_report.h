@@ -1,8 +1,9 @@
 // The eval report's reading aids: checks of the measured numbers against the project's targets
 // (responsiveness >= 90%, idle >= 28 dB, return trip >= 24 dB, stability, headcast
 // >= 26 dB and above dummy, speed; world content: against the game's terrain mix TV <= 0.10 and
-// non-grass ratio 0.8..1.25, tile structure >= 95%, sprite poses >= 99%, its own walls held >= 80% with its free steps
-// scrolling >= 90%, return-trip tokens >= 90%), and a plain-text table of the whole report.
+// non-grass ratio 0.8..1.25, tile structure >= 95%, sprite poses >= 99%, its own walls held >= 80%
+// with its free steps scrolling >= 90%, return-trip tokens >= 90%), and a plain-text table of the
+// whole report.
 #pragma once
 
 #include <nlohmann/json.hpp>
