@@ -6,7 +6,6 @@
 
 #include "engine/attention/head_type.h"
 #include "engine/core/error.h"
-#include "engine/core/gnuplot.h"
 #include "engine/eval/eval_session.h"
 #include "engine/eval/study_run.h"
 
@@ -52,8 +51,7 @@ std::string row_name(const ArchetypeRow& row) {
 void validate(const ArchetypeStudyOptions& study, const EvalOptions& options) {
   if (options.seeds.empty()) throw Error(kWhere, "no seed to study");
   if (study.frames < 1) throw Error(kWhere, "frames: must be at least 1");
-  const nlohmann::json settings = eval_policy_settings(options, "headcast");
-  if (settings.contains("cast") && !settings["cast"].is_null()) {
+  if (forces_a_cast(options)) {
     throw Error(kWhere, "the settings force a cast; the study classifies its own (drop \"cast\")");
   }
 }
@@ -157,26 +155,12 @@ std::string ArchetypeStudy::markdown() const {
 }
 
 std::string ArchetypeStudy::plot(const std::string& png) const {
-  if (rows.empty()) return "no plot: nothing to draw";
-  std::ostringstream data;
+  std::vector<StudyBar> bars;
   for (const ArchetypeRow& r : rows) {
-    data << "\"" << row_name(r) << "\" " << r.speed_vs_dense << " " << 100.0 * r.sprite_share
-         << "\n";
+    bars.push_back({row_name(r), r.speed_vs_dense, 100.0 * r.sprite_share});
   }
-  const auto script = [&](const std::string& data_file) {
-    const std::string file = gnuplot_quoted(data_file);
-    std::ostringstream gp;
-    gp << "set terminal pngcairo size 1200,500 noenhanced\nset output " << gnuplot_quoted(png)
-       << "\nset multiplot layout 1,2 title 'HeadCast with each archetype made Global'\n"
-       << "set style data histograms\nset style fill solid 0.6\nset boxwidth 0.8\nset grid y\n"
-       << "set xtics rotate by -20\nset yrange [0:*]\n"
-       << "set ylabel 'speed vs dense'\nplot " << file << " using 2:xtic(1) notitle\n"
-       << "set ylabel 'frames with a whole sprite, %'\nset yrange [0:105]\nplot " << file
-       << " using 3:xtic(1) notitle\nunset multiplot\n";
-    return gp.str();
-  };
-  if (auto failed = run_gnuplot(data.str(), script)) return *failed;
-  return png;
+  return plot_bar_pair(png, "HeadCast with each archetype made Global", bars,
+                       {"speed vs dense", 0.0}, {"frames with a whole sprite, %", 105.0});
 }
 
 }  // namespace wc::eval

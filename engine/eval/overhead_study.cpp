@@ -41,8 +41,7 @@ void validate(const OverheadStudyOptions& study, const EvalOptions& options) {
   }
   if (study.warmup_blocks < 1) throw Error(kWhere, "warm-up blocks: must be at least 1");
   if (study.timed_blocks < 1) throw Error(kWhere, "timed blocks: must be at least 1");
-  const nlohmann::json settings = eval_policy_settings(options, "headcast");
-  if (settings.contains("cast") && !settings["cast"].is_null()) {
+  if (forces_a_cast(options)) {
     throw Error(kWhere, "the settings force a cast, so nothing is classified (drop \"cast\")");
   }
 }

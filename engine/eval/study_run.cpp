@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <sstream>
 
 #include "engine/core/error.h"
+#include "engine/core/gnuplot.h"
 #include "engine/core/timing.h"
 #include "engine/eval/eval_session.h"
 #include "engine/eval/overlay_glyphs.h"
@@ -40,6 +42,40 @@ StudyRun play_study_run(const EvalOptions& options, const std::string& policy, u
   run.cast = stats.cast();
   run.heads_by_type = attention::head_type_counts(run.cast);
   return run;
+}
+
+bool forces_a_cast(const EvalOptions& options) {
+  const nlohmann::json settings = eval_policy_settings(options, "headcast");
+  return settings.contains("cast") && !settings["cast"].is_null();
+}
+
+std::string plot_bar_pair(const std::string& png, const std::string& title,
+                          const std::vector<StudyBar>& bars, const BarPanel& left,
+                          const BarPanel& right) {
+  if (bars.empty()) return "no plot: nothing to draw";
+  std::ostringstream data;
+  for (const StudyBar& bar : bars) {
+    data << "\"" << bar.name << "\" " << bar.left << " " << bar.right << "\n";
+  }
+  const auto range = [](const BarPanel& panel) {
+    return panel.ymax > 0.0 ? "set yrange [0:" + formatted(panel.ymax, "%g") + "]\n"
+                            : std::string("set yrange [0:*]\n");
+  };
+  const auto script = [&](const std::string& data_file) {
+    const std::string file = gnuplot_quoted(data_file);
+    std::ostringstream gp;
+    gp << "set terminal pngcairo size 1200,500 noenhanced\nset output " << gnuplot_quoted(png)
+       << "\nset multiplot layout 1,2 title " << gnuplot_quoted(title) << "\n"
+       << "set style data histograms\nset style fill solid 0.6\nset boxwidth 0.8\nset grid y\n"
+       << "set xtics rotate by -20\n"
+       << "set ylabel " << gnuplot_quoted(left.ylabel) << "\n"
+       << range(left) << "plot " << file << " using 2:xtic(1) notitle\n"
+       << "set ylabel " << gnuplot_quoted(right.ylabel) << "\n"
+       << range(right) << "plot " << file << " using 3:xtic(1) notitle\nunset multiplot\n";
+    return gp.str();
+  };
+  if (auto failed = run_gnuplot(data.str(), script)) return *failed;
+  return png;
 }
 
 std::string formatted(double value, const char* format) {

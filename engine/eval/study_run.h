@@ -33,6 +33,24 @@ StudyRun play_study_run(const EvalOptions& options, const std::string& policy, u
                         const std::vector<game::Action>& actions, int64_t skip,
                         const std::string& where);
 
+// Whether the eval's HeadCast settings (the model's under --settings) force a cast: a study that
+// classifies its own refuses them.
+bool forces_a_cast(const EvalOptions& options);
+
+// One bar a row in each of two panels side by side, as the studies plot their rows (gnuplot-nox).
+struct BarPanel {
+  std::string ylabel;
+  double ymax = 0.0;  // 0: as high as the bars
+};
+struct StudyBar {
+  std::string name;
+  double left = 0.0, right = 0.0;
+};
+// Returns `png`, or why no plot was made.
+std::string plot_bar_pair(const std::string& png, const std::string& title,
+                          const std::vector<StudyBar>& bars, const BarPanel& left,
+                          const BarPanel& right);
+
 // `value` through printf's `format` (one double conversion), as the studies print figures.
 std::string formatted(double value, const char* format);
 

@@ -5,7 +5,6 @@
 
 #include "engine/attention/head_type.h"
 #include "engine/core/error.h"
-#include "engine/core/gnuplot.h"
 #include "engine/eval/cast_stability.h"
 #include "engine/eval/eval_session.h"
 
@@ -32,8 +31,7 @@ void validate(const TimestepStudyOptions& study, const EvalOptions& options) {
     throw Error(kWhere, "the model's sampler draws a block in " + std::to_string(steps) +
                             " denoising step; a timestep study needs at least two to compare");
   }
-  const nlohmann::json settings = eval_policy_settings(options, "headcast");
-  if (settings.contains("cast") && !settings["cast"].is_null()) {
+  if (forces_a_cast(options)) {
     throw Error(kWhere, "the settings force a cast; the study classifies its own (drop \"cast\")");
   }
   if (options.settings.count("headcast") != 0 &&
@@ -132,25 +130,11 @@ std::string TimestepStudy::markdown() const {
 }
 
 std::string TimestepStudy::plot(const std::string& png) const {
-  if (rows.empty()) return "no plot: nothing to draw";
-  std::ostringstream data;
-  for (const TimestepRow& r : rows) {
-    data << "\"" << row_name(r) << "\" " << 100.0 * r.agreement << " " << r.psnr_vs_dense << "\n";
-  }
-  const auto script = [&](const std::string& data_file) {
-    const std::string file = gnuplot_quoted(data_file);
-    std::ostringstream gp;
-    gp << "set terminal pngcairo size 1200,500 noenhanced\nset output " << gnuplot_quoted(png)
-       << "\nset multiplot layout 1,2 title 'HeadCast classified at each denoising step'\n"
-       << "set style data histograms\nset style fill solid 0.6\nset boxwidth 0.8\nset grid y\n"
-       << "set ylabel 'cast agreement with step 0, %'\nset yrange [0:105]\nplot " << file
-       << " using 2:xtic(1) notitle\n"
-       << "set ylabel 'PSNR vs dense, dB'\nset yrange [0:*]\nplot " << file
-       << " using 3:xtic(1) notitle\nunset multiplot\n";
-    return gp.str();
-  };
-  if (auto failed = run_gnuplot(data.str(), script)) return *failed;
-  return png;
+  std::vector<StudyBar> bars;
+  for (const TimestepRow& r : rows)
+    bars.push_back({row_name(r), 100.0 * r.agreement, r.psnr_vs_dense});
+  return plot_bar_pair(png, "HeadCast classified at each denoising step", bars,
+                       {"cast agreement with step 0, %", 105.0}, {"PSNR vs dense, dB", 0.0});
 }
 
 }  // namespace wc::eval

@@ -49,6 +49,10 @@ Json non_grass_ratio_of(const TerrainHistogram& drawn, const TerrainHistogram& t
 
 // The terrain mix and structure of some walk frames, the model's and the game's, and the mix of
 // the game's other world on the same keys (Note [World content]).
+void add_histogram(TerrainHistogram& sum, const TerrainHistogram& part) {
+  for (int g = 0; g < kTerrainGroupCount; ++g) sum[g] += part[g];
+}
+
 struct ContentCounts {
   TerrainHistogram model{}, truth{}, other{};
   int64_t frames = 0;
@@ -56,9 +60,9 @@ struct ContentCounts {
   GroundFlow model_flow, truth_flow;  // Note [Ground flow]
 
   void add(const ContentCounts& o) {
-    for (int i = 0; i < kTerrainGroupCount; ++i) {
-      model[i] += o.model[i], truth[i] += o.truth[i], other[i] += o.other[i];
-    }
+    add_histogram(model, o.model);
+    add_histogram(truth, o.truth);
+    add_histogram(other, o.other);
     frames += o.frames;
     model_scored += o.model_scored, model_known += o.model_known;
     truth_scored += o.truth_scored, truth_known += o.truth_known;
@@ -250,8 +254,7 @@ TerrainHistogram walk_histogram(const EvalOptions& options, uint64_t seed, int w
     if (i + 1 <= kWorldSkipFrames) continue;
     const std::vector<TerrainGroup> groups =
         terrain_groups(run.game().frame().data(), width, height);
-    const TerrainHistogram frame = terrain_histogram(groups, width, height, overlays);
-    for (int g = 0; g < kTerrainGroupCount; ++g) histogram[g] += frame[g];
+    add_histogram(histogram, terrain_histogram(groups, width, height, overlays));
   }
   return histogram;
 }
@@ -259,9 +262,7 @@ TerrainHistogram walk_histogram(const EvalOptions& options, uint64_t seed, int w
 TerrainHistogram pooled(const std::vector<TerrainHistogram>& histograms, size_t first,
                         size_t last) {
   TerrainHistogram sum{};
-  for (size_t w = first; w < last; ++w) {
-    for (int g = 0; g < kTerrainGroupCount; ++g) sum[g] += histograms[w][g];
-  }
+  for (size_t w = first; w < last; ++w) add_histogram(sum, histograms[w]);
   return sum;
 }
 
