@@ -38,4 +38,12 @@ if 'world' in d:
         out += ['invented', f('invented_non_grass_share'), 'game_invented',
                 f('truth_invented_non_grass_share'), 'kept', f('kept_ground_share'),
                 'game_kept', f('truth_kept_ground_share')]
+    sflow = w.get('structure_flow')
+    if sflow:  # Note [Structure flow]: where the broken blocks are made
+        def g(key):
+            v = sflow.get(key)
+            return None if v is None else round(v, 3)
+        out += ['edge_whole', g('edge_structure_share'), 'edge_first_half',
+                g('edge_broken_first_half_share'), 'carried_broken', g('carried_broken_per_step'),
+                'carried_made', g('carried_broken_made_per_step')]
 print(*out)

@@ -24,6 +24,27 @@ GroupSet patch_groups(const std::vector<TerrainGroup>& groups, int width, int x0
   return set;
 }
 
+// A half of a block as one value: the side and its two GroupSets.
+uint32_t half_key(BlockKey key, BlockHalf half) {
+  const uint32_t tl = key & 0xFF, tr = (key >> 8) & 0xFF, bl = (key >> 16) & 0xFF, br = key >> 24;
+  uint32_t a = 0, b = 0;
+  switch (half) {
+    case BlockHalf::kLeft:
+      a = tl, b = bl;
+      break;
+    case BlockHalf::kRight:
+      a = tr, b = br;
+      break;
+    case BlockHalf::kTop:
+      a = tl, b = tr;
+      break;
+    case BlockHalf::kBottom:
+      a = bl, b = br;
+      break;
+  }
+  return (static_cast<uint32_t>(half) << 16) | (a << 8) | b;
+}
+
 int positive_mod(int value, int modulus) {
   const int m = value % modulus;
   return m < 0 ? m + modulus : m;
@@ -52,19 +73,32 @@ std::vector<BlockKey> frame_blocks(const std::vector<TerrainGroup>& groups, int 
       for (const game::PixelRect& rect : excluded)
         hidden = hidden || overlaps(rect, x, y, kStructureBlock);
       if (hidden) continue;
-      const int p = kStructurePatch;
-      blocks.push_back(BlockKey{patch_groups(groups, width, x, y)} |
-                       (BlockKey{patch_groups(groups, width, x + p, y)} << 8) |
-                       (BlockKey{patch_groups(groups, width, x, y + p)} << 16) |
-                       (BlockKey{patch_groups(groups, width, x + p, y + p)} << 24));
+      blocks.push_back(block_at(groups, width, x, y));
     }
   }
   return blocks;
 }
 
+BlockKey block_at(const std::vector<TerrainGroup>& groups, int width, int x, int y) {
+  const int p = kStructurePatch;
+  return BlockKey{patch_groups(groups, width, x, y)} |
+         (BlockKey{patch_groups(groups, width, x + p, y)} << 8) |
+         (BlockKey{patch_groups(groups, width, x, y + p)} << 16) |
+         (BlockKey{patch_groups(groups, width, x + p, y + p)} << 24);
+}
+
 void TileBlockSurvey::add(const std::vector<BlockKey>& blocks) {
-  known_.insert(blocks.begin(), blocks.end());
+  for (BlockKey key : blocks) {
+    if (!known_.insert(key).second) continue;
+    for (BlockHalf half :
+         {BlockHalf::kLeft, BlockHalf::kRight, BlockHalf::kTop, BlockHalf::kBottom})
+      known_halves_.insert(half_key(key, half));
+  }
   ++frames_;
+}
+
+bool TileBlockSurvey::knows_half(BlockKey key, BlockHalf half) const {
+  return known_halves_.count(half_key(key, half)) != 0;
 }
 
 TileBlockSurvey survey_tile_blocks(int width, int height) {

@@ -66,16 +66,26 @@ bool plain_block(BlockKey key);
 std::vector<BlockKey> frame_blocks(const std::vector<TerrainGroup>& groups, int width, int height,
                                    GridPhase phase, const std::vector<game::PixelRect>& excluded);
 
-// The blocks the true game draws, surveyed from its frames at their grid phase.
+// The block whose top-left corner is at (x, y) of a frame's groups (inside the frame).
+BlockKey block_at(const std::vector<TerrainGroup>& groups, int width, int x, int y);
+
+// A block's halves: the two patches on one side of it.
+enum class BlockHalf : uint8_t { kLeft, kRight, kTop, kBottom };
+
+// The blocks the true game draws, surveyed from its frames at their grid phase, and the halves
+// of them (what a tile shows with its other half still off the screen).
 class TileBlockSurvey {
  public:
   void add(const std::vector<BlockKey>& blocks);
   bool knows(BlockKey key) const { return known_.count(key) != 0; }
+  // Whether `key`'s `half` is that half of some block the game draws.
+  bool knows_half(BlockKey key, BlockHalf half) const;
   size_t size() const { return known_.size(); }
   int64_t frames() const { return frames_; }
 
  private:
   std::unordered_set<BlockKey> known_;
+  std::unordered_set<uint32_t> known_halves_;  // half_key
   int64_t frames_ = 0;
 };
 

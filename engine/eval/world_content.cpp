@@ -17,6 +17,7 @@
 #include "engine/eval/own_walls.h"
 #include "engine/eval/phase_correlation.h"
 #include "engine/eval/reference_run.h"
+#include "engine/eval/structure_flow.h"
 #include "engine/eval/terrain_groups.h"
 #include "engine/eval/tile_structure.h"
 
@@ -58,6 +59,7 @@ struct ContentCounts {
   int64_t frames = 0;
   int64_t model_scored = 0, model_known = 0, truth_scored = 0, truth_known = 0;
   GroundFlow model_flow, truth_flow;  // Note [Ground flow]
+  StructureFlow model_structure;      // Note [Structure flow]
 
   void add(const ContentCounts& o) {
     add_histogram(model, o.model);
@@ -68,6 +70,21 @@ struct ContentCounts {
     truth_scored += o.truth_scored, truth_known += o.truth_known;
     model_flow.add(o.model_flow);
     truth_flow.add(o.truth_flow);
+    model_structure.add(o.model_structure);
+  }
+  // Note [Structure flow]: where the broken blocks were made, per step; null when nothing was.
+  Json structure_flow_json() const {
+    const StructureFlow& f = model_structure;
+    const auto per_step = [&](int64_t count) {
+      return f.steps == 0 ? Json(nullptr) : Json(static_cast<double>(count) / f.steps);
+    };
+    return {{"steps", f.steps},
+            {"edge_blocks_per_step", per_step(f.edge_blocks)},
+            {"edge_structure_share", share(f.edge_known, f.edge_blocks)},
+            {"edge_broken_first_half_share",
+             share(f.edge_broken_first_half, f.edge_blocks - f.edge_known)},
+            {"carried_broken_per_step", per_step(f.carried_broken)},
+            {"carried_broken_made_per_step", per_step(f.carried_broken_made)}};
   }
   // Note [Ground flow]'s shares, null when nothing was counted.
   Json flow_json() const {
@@ -414,6 +431,9 @@ Json eval_world(const EvalOptions& options) {
         counts.frames = 1;
         counts.model_flow = ground_flow(previous_groups, groups, width, height, model_scroll.dx,
                                         model_scroll.dy, overlays);
+        counts.model_structure =
+            structure_flow(previous_groups, groups, width, height, model_scroll.dx, model_scroll.dy,
+                           drawn.phase, overlays, survey);
         if (moved) {
           const Shift camera = content_shift_of(action, game::kPlayerSpeed);
           counts.truth_flow = ground_flow(previous_true_groups, true_groups, width, height,
@@ -473,6 +493,7 @@ Json eval_world(const EvalOptions& options) {
          {"another_world_non_grass_ratio", seed_counts.another_world_non_grass_ratio()},
          {"structure_share", share(seed_counts.model_known, seed_counts.model_scored)},
          {"ground_flow", seed_counts.flow_json()},
+         {"structure_flow", seed_counts.structure_flow_json()},
          {"sprite_share", share(seed_sprite, frames)},
          {"hud_share", share(seed_hud, frames)},
          {"blocked_steps", seed_blocked},
@@ -500,7 +521,8 @@ Json eval_world(const EvalOptions& options) {
                             {"structure_share", share(c.model_known, c.model_scored)},
                             {"structure_block_ratio", share(c.model_scored, c.truth_scored)},
                             {"truth_structure_share", share(c.truth_known, c.truth_scored)},
-                            {"ground_flow", c.flow_json()}});
+                            {"ground_flow", c.flow_json()},
+                            {"structure_flow", c.structure_flow_json()}});
   }
   Json groups = Json::array();
   for (int i = 0; i < kTerrainGroupCount; ++i) {
@@ -541,6 +563,7 @@ Json eval_world(const EvalOptions& options) {
       {"structure_block_ratio", share(total.model_scored, total.truth_scored)},
       {"truth_structure_share", share(total.truth_known, total.truth_scored)},
       {"ground_flow", total.flow_json()},
+      {"structure_flow", total.structure_flow_json()},
       {"survey",
        {{"seeds", kStructureSurveySeeds},
         {"frames", survey.frames()},

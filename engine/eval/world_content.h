@@ -112,6 +112,13 @@ std::vector<TerrainHistogram> survey_terrain_mix(const EvalOptions& options, int
 // and the share of the carried non-grass pixels that kept their group ("kept_ground_share"),
 // so an emptying world says whether it invents too little or lets its ground fade.
 //
+// Where its broken tiles are made (Note [Structure flow], structure_flow.h): "structure_flow" (in
+// total, per seed and per segment) holds, per step, the scored blocks the view's edge completed
+// and the share of them the game draws ("edge_structure_share"), the share of the broken ones
+// already broken in the half that came in a step before ("edge_broken_first_half_share"), and the
+// broken blocks of the carried view a step, all ("carried_broken_per_step") and those the step
+// made out of ground that was not broken before ("carried_broken_made_per_step").
+//
 // With options.keep_frame set, the first seed's walk is handed over as one picture,
 // "world_walk_grid": the model's frames on top, the game's below, at walk frames 0, 100, 200, ...
 nlohmann::json eval_world(const EvalOptions& options);
