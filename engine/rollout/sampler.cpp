@@ -259,14 +259,19 @@ at::Tensor BlockSampler::run_token_denoise(const at::Tensor& noise, const at::Te
     model::FrameBatch batch{tokens.view({1, frames, geometry_.grid_h, geometry_.grid_w}), levels,
                             actions, frame_start, at::Tensor()};
     batch.rope = rope;
-    // Note [Tile quarters]: the frame being drawn has not yet scrolled, or not.
-    if (!model_.config().tile_quarters.empty()) batch.quarters = at::full_like(actions, -1);
+    // Note [Tile quarters]: the frame being drawn has not yet scrolled, or not; after the first
+    // pass its shown places have (Note [Drawn quarters]).
+    if (!model_.config().tile_quarters.empty()) {
+      batch.quarters = k > 0 && tokens_.drawn_quarters && quarter_.defined()
+                           ? model::follow_quarters(quarter_, quarter_tokens_, batch.frames)
+                           : at::full_like(actions, -1);
+    }
     const double t = schedule_[static_cast<size_t>(k)];
     const at::Tensor logits =
         model_.forward_block(batch, policy_, step_info(block_index, k, t, /*clean=*/false));
-    MaskedPass pass =
-        masked_pass(tokens, logits, uniforms.select(0, k), mask_id, tokens_.temperature,
-                    tokens_.top_p, tokens_.sure, stay_share(k, tokens_.passes), unsure);
+    MaskedPass pass = masked_pass(
+        tokens, logits, uniforms.select(0, k), mask_id, tokens_.temperature, tokens_.top_p,
+        tokens_.sure, stay_share(k, tokens_.passes), unsure, tokens_.spread ? geometry_.grid_w : 0);
     tokens = std::move(pass.tokens);
     unsure = std::move(pass.unsure);
   }

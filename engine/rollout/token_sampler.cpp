@@ -32,7 +32,8 @@ at::Tensor draw_by_cdf(const at::Tensor& probs, const at::Tensor& uniforms) {
 
 MaskedPass masked_pass(const at::Tensor& tokens, const at::Tensor& logits,
                        const at::Tensor& uniforms, int64_t mask_id, double temperature,
-                       double top_p, double sure, double stay_share, const at::Tensor& unsure) {
+                       double top_p, double sure, double stay_share, const at::Tensor& unsure,
+                       int64_t spread_grid_w) {
   at::Tensor probs = at::softmax(logits.to(at::kFloat) / temperature, -1);
   if (top_p < 1.0) {
     const auto [sorted, order] = probs.sort(-1, /*descending=*/true);
@@ -51,6 +52,21 @@ MaskedPass masked_pass(const at::Tensor& tokens, const at::Tensor& logits,
   const at::Tensor is_sure = sure < 1.0 ? confidence >= sure : ~masked;
   MaskedPass out;
   out.unsure = unsure.defined() ? unsure : (masked & ~is_sure).sum(-1);
+  if (spread_grid_w > 0 && stay_share > 0.0) {
+    // Note [Spread passes]: the unsure places surest in their 3x3 neighbourhood of unsure places,
+    // ties to the lower place (a tiny rank-ordered offset, in double so it never reorders).
+    const int64_t n = tokens.size(2);
+    TORCH_CHECK(n % spread_grid_w == 0, "masked_pass: ", n, " tokens in rows of ", spread_grid_w);
+    const at::Tensor candidate = masked & ~is_sure;
+    const at::Tensor place = at::arange(n, confidence.options().dtype(at::kDouble));
+    const at::Tensor score = at::where(candidate, confidence.to(at::kDouble) - place * 1e-12,
+                                       at::full({}, -1.0, place.options()));
+    const at::Tensor grid = score.reshape({-1, 1, n / spread_grid_w, spread_grid_w});
+    const at::Tensor best = at::max_pool2d(grid, {3, 3}, {1, 1}, {1, 1}).view_as(score);
+    const at::Tensor local = candidate & (score >= best);
+    out.tokens = at::where(is_sure | local, chosen, at::full({}, mask_id, tokens.options()));
+    return out;
+  }
   // Each place's rank by confidence (stable: ties go to the lower place), and how many the
   // pass shows: all but floor(unsure·stay_share), never more than are masked now (the sure
   // ones may have run ahead of the schedule), and every sure one.

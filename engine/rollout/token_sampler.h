@@ -37,6 +37,19 @@ namespace wc::rollout {
 // own: every count above is a device tensor. The committing pass then writes the finished
 // frame's keys and values, as the pixel sampler's clean pass does.
 
+// Note [Spread passes]
+// A pass's unsure places are drawn blind of each other: each from its own distribution given the
+// places shown before the pass. Where two of them belong together, the two quarters of a tile's
+// half that the view's edge brings in one step or the sprite's four cells, two blind draws are
+// two guesses that need not agree (water above sand in one tile, half a pose). With spreading,
+// before the last pass an unsure place is shown only where it is the surest of the unsure places
+// still masked in its 3x3 neighbourhood (ties to the lower place), and then every such place is
+// shown, whatever the cosine schedule's count: no two neighbours are drawn blind of each other
+// but in the last pass, which shows the rest. Passes before it take the place of the schedule:
+// each one shows the local maxima left, so a column that scrolled in is drawn in two or three
+// passes, each place knowing its neighbours shown before it. The sure places are shown in the
+// first pass as always.
+
 // The uniforms of `passes` draws for each of `tokens` tokens per frame, from `noise`
 // ([1, F, C, H, W] standard normal, float32, C·H·W ≥ passes·tokens): [passes, 1, F, tokens].
 at::Tensor token_uniforms(const at::Tensor& noise, int passes, int64_t tokens);
@@ -57,13 +70,15 @@ double stay_share(int pass, int passes);
 // shown (none when sure = 1), then the surest of the others until floor(unsure·stay_share)
 // tokens of each frame stay masked, `unsure` being the first pass's count of masked places not
 // sure ([B, F] int64; undefined on the first pass, which counts its own). Ties go to the lower
-// place.
+// place. With `spread_grid_w` > 0 (the frame's tokens in rows of that many), the unsure places
+// shown before the last pass (stay_share > 0) are those of Note [Spread passes] instead.
 struct MaskedPass {
   at::Tensor tokens;  // [B, F, N] after the pass
   at::Tensor unsure;  // [B, F] int64: the `unsure` the later passes take
 };
 MaskedPass masked_pass(const at::Tensor& tokens, const at::Tensor& logits,
                        const at::Tensor& uniforms, int64_t mask_id, double temperature,
-                       double top_p, double sure, double stay_share, const at::Tensor& unsure);
+                       double top_p, double sure, double stay_share, const at::Tensor& unsure,
+                       int64_t spread_grid_w = 0);
 
 }  // namespace wc::rollout

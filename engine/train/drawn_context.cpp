@@ -40,7 +40,7 @@ at::Tensor drawn_context(model::CausalDiTImpl& model, const at::Tensor& tokens,
   input.positions = at::cat({places, places.slice(1, 1)}, 1);
   input.head_first_frame = static_cast<int>(f);
   if (quarters.defined()) {
-    input.quarters = stream_quarters(quarters.index_select(0, index), copies.size());
+    input.quarters = stream_quarters(quarters.index_select(0, index), copies);
   }
   const model::MaskedStream stream{static_cast<int>(f), copies, static_cast<int>(h * w)};
   const at::Tensor logits = model.forward_stream(input, stream);  // [r, F − 1, h·w, V]

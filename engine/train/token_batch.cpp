@@ -137,10 +137,18 @@ TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
   return batch;
 }
 
-at::Tensor stream_quarters(const at::Tensor& quarters, size_t masked) {
-  const at::Tensor unknown =
-      at::full({quarters.size(0), static_cast<int64_t>(masked)}, -1, quarters.options());
-  return at::cat({quarters, unknown}, 1);
+at::Tensor stream_quarters(const at::Tensor& quarters, const std::vector<int>& noisy,
+                           const at::Tensor& known) {
+  const int64_t m = static_cast<int64_t>(noisy.size());
+  const at::Tensor unknown = at::full({quarters.size(0), m}, -1, quarters.options());
+  if (!known.defined()) return at::cat({quarters, unknown}, 1);
+  TORCH_CHECK(known.sizes() == at::IntArrayRef({quarters.size(0), m}),
+              "stream_quarters: known must be [", quarters.size(0), ", ", m, "], got ",
+              known.sizes());
+  std::vector<int64_t> index(noisy.begin(), noisy.end());
+  const at::Tensor own = quarters.index_select(
+      1, at::tensor(index, at::TensorOptions().dtype(at::kLong)).to(quarters.device()));
+  return at::cat({quarters, at::where(known.to(quarters.device()), own, unknown)}, 1);
 }
 
 at::Tensor masked_token_loss(const at::Tensor& logits, const at::Tensor& targets,

@@ -83,10 +83,22 @@ TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
                             const at::Tensor& overlay_cells = at::Tensor(),
                             const OwnContext* own = nullptr);
 
+// Note [Drawn quarters]
+// A frame being drawn has no quarters in its first pass: whether its view scrolls is what the
+// model decides. The first pass shows the places it is sure of, the view it carried, and with
+// them the scroll, so a model config with "drawn_quarters" gives the passes after the first the
+// quarters that scroll makes (Note [Quarter tracking], followed from the shown places as a
+// committed frame's are from all of them). The strip that scrolls in is then drawn knowing which
+// half of a tile it is and which of its places pair into one tile, where RoPE alone cannot tell
+// (Note [Tile quarters]). Training shows it both: TokenSpec::drawn_quarters_share of the masked
+// frames carry the clip's quarters for them, the others −1, at every mask share.
+
 // The quarters (Note [Tile quarters], dit.h) of a masked stream: the clip's `quarters` ([B, F]
-// int64) for its context, then −1 for each of its `masked` frames, whose quarters follow from a
-// scroll that play has not yet drawn.
-at::Tensor stream_quarters(const at::Tensor& quarters, size_t masked);
+// int64) for its context, then for each of its masked frames (clip indices `noisy`) the clip's
+// quarter where `known` ([B, noisy.size()] bool, optional) holds (Note [Drawn quarters]), else −1,
+// a scroll play has not yet drawn.
+at::Tensor stream_quarters(const at::Tensor& quarters, const std::vector<int>& noisy,
+                           const at::Tensor& known = at::Tensor());
 
 // The weighted mean cross-entropy of `logits` ([B, M, N, V]) at `targets` with `weights`.
 at::Tensor masked_token_loss(const at::Tensor& logits, const at::Tensor& targets,

@@ -33,6 +33,7 @@ namespace fs = std::filesystem;
 constexpr uint64_t kOwnPlaySeed = 0x6f776e706c6179ULL;
 // Likewise for the draws of Note [Drawn context].
 constexpr uint64_t kDrawnSeed = 0x647261776eULL;
+constexpr uint64_t kDrawnQuartersSeed = 0x7175617274ULL;  // "quart"
 
 namespace {
 
@@ -88,6 +89,12 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
     throw Error(config.file,
                 "field 'noise.dropped_action': must be below the model's num_actions (" +
                     std::to_string(model_config.num_actions) + ")");
+  }
+  if (config.tokens.drawn_quarters_share > 0.0 && model_config.tile_quarters.empty()) {
+    throw Error(config.file,
+                "field 'tokens.drawn_quarters_share': needs a model with tile "
+                "quarters (" +
+                    model_config.file + " has no \"tile_quarters\")");
   }
   const fs::path out(options.out_dir);
   const std::string state_dir = (out / "state").string();
@@ -215,7 +222,16 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
       const at::Tensor context_quarters =
           played_rows > 0 ? at::cat({played_quarters, quarters.slice(0, played_rows)}, 0)
                           : quarters;
-      batch.input.quarters = stream_quarters(context_quarters, batch.noisy.size());
+      // Note [Drawn quarters]: a share of the masked frames know their own.
+      at::Tensor known;
+      if (config.tokens.drawn_quarters_share > 0.0) {
+        at::Generator gen =
+            at::detail::createCPUGenerator(step_seed(config.seed ^ kDrawnQuartersSeed, step));
+        known =
+            at::rand({config.batch, static_cast<int64_t>(batch.noisy.size())}, gen,
+                     at::TensorOptions().dtype(at::kFloat)) < config.tokens.drawn_quarters_share;
+      }
+      batch.input.quarters = stream_quarters(context_quarters, batch.noisy, known);
     }
     const at::Tensor logits = weights.model->forward_stream(batch.input, batch.stream);
     const at::Tensor loss = masked_token_loss(logits, batch.targets, batch.weights);

@@ -90,6 +90,9 @@ struct TokenSpec {
   // (Note [Drawn context], drawn_context.h), drawn at drawn_temperature; 0: none.
   double drawn_share = 0.0;
   double drawn_temperature = 1.0;
+  // The share of masked frames given their own tile quarters (Note [Drawn quarters],
+  // token_batch.h); 0: none, as a model without "drawn_quarters" plays.
+  double drawn_quarters_share = 0.0;
 };
 
 }  // namespace wc::train

@@ -53,8 +53,8 @@ std::string parse_error(const std::string& text) {
 }
 
 fs::path temp_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() /
-                       ("wc_token_" + name + "_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("wc_token_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -224,7 +224,8 @@ TEST(TokenConfig, ReadsTheCodebookAndRefusesOneThatDoesNotMatch) {
   EXPECT_EQ(c.output_patch_dim(), 20);
   EXPECT_EQ(c.tokens.codebook->entries, book.entries);
   // The config written back reads as the same.
-  EXPECT_EQ(model_config_to_json(parse_model_config(model_config_to_json(c), c.file)), model_config_to_json(c));
+  EXPECT_EQ(model_config_to_json(parse_model_config(model_config_to_json(c), c.file)),
+            model_config_to_json(c));
 
   EXPECT_EQ(c.tokens.sure, 1.0);  // MaskGIT's schedule unless the config says
   nlohmann::json sure = json;
@@ -238,6 +239,16 @@ TEST(TokenConfig, ReadsTheCodebookAndRefusesOneThatDoesNotMatch) {
     sure["tokens"]["sure"] = bad;
     EXPECT_THAT(config_error(dir, sure), HasSubstr("tokens.sure")) << bad;
   }
+  // Note [Spread passes]: off unless the config says.
+  EXPECT_FALSE(c.tokens.spread);
+  nlohmann::json spread = json;
+  spread["tokens"]["spread"] = true;
+  std::ofstream((dir / "spread.json").string()) << spread.dump(2);
+  const ModelConfig with_spread = load_model_config((dir / "spread.json").string());
+  EXPECT_TRUE(with_spread.tokens.spread);
+  EXPECT_EQ(model_config_to_json(with_spread)["tokens"]["spread"], true);
+  spread["tokens"]["spread"] = 1;
+  EXPECT_THAT(config_error(dir, spread), HasSubstr("tokens.spread"));
 
   nlohmann::json vocab = json;
   vocab["tokens"]["vocab"] = 21;
@@ -303,7 +314,6 @@ TEST(TokenModel, SpecsAndOutputsAreTheCodebooksLogits) {
   fs::remove_all(dir);
 }
 
-
 // Note [Tile quarters]: the place-to-quarter table against a loop, and the shift of a quarter.
 TEST(TileQuarters, EachPlaceShowsItsQuarterAndAShiftMovesIt) {
   for (auto [h, w] : {std::pair<int, int>{4, 4}, {3, 5}, {5, 2}}) {
@@ -348,8 +358,7 @@ TEST(TileQuarters, FollowedQuartersAreTheCamerasOnAWalk) {
   }
   const at::Tensor tokens = at::stack(views).unsqueeze(0);  // [1, F, h, w]
   const at::Tensor first = at::full({1}, truth[0], at::kLong);
-  const at::Tensor followed =
-      follow_quarters(first, tokens.select(1, 0), tokens.slice(1, 1));
+  const at::Tensor followed = follow_quarters(first, tokens.select(1, 0), tokens.slice(1, 1));
   ASSERT_EQ(followed.sizes(), (at::IntArrayRef{1, frames - 1}));
   for (int f = 1; f < frames; ++f) EXPECT_EQ(followed[0][f - 1].item<int64_t>(), truth[f]) << f;
 }
@@ -366,7 +375,8 @@ TEST(TileQuarters, AreAVectorPerQuarterAddedToKnownFramesAndStartAtZero) {
   ASSERT_EQ(c.tile_quarters, (std::vector<int>{1, 0}));
   EXPECT_EQ(model_config_to_json(c)["tile_quarters"], nlohmann::json({1, 0}));
   EXPECT_EQ(parse_model_config(model_config_to_json(c), c.file).tile_quarters, c.tile_quarters);
-  for (const nlohmann::json& bad : {nlohmann::json({2, 0}), nlohmann::json({1}), nlohmann::json(1)}) {
+  for (const nlohmann::json& bad :
+       {nlohmann::json({2, 0}), nlohmann::json({1}), nlohmann::json(1)}) {
     nlohmann::json broken = json;
     broken["tile_quarters"] = bad;
     EXPECT_THAT(config_error(dir, broken), HasSubstr("tile_quarters")) << bad;
@@ -374,6 +384,16 @@ TEST(TileQuarters, AreAVectorPerQuarterAddedToKnownFramesAndStartAtZero) {
   nlohmann::json pixel = json;
   pixel.erase("tokens");
   EXPECT_THAT(config_error(dir, pixel), HasSubstr("field 'tile_quarters'"));
+  // Note [Drawn quarters]: the drawn frame's quarters need the quarters.
+  EXPECT_FALSE(c.tokens.drawn_quarters);
+  nlohmann::json drawn = json;
+  drawn["tokens"]["drawn_quarters"] = true;
+  std::ofstream((dir / "drawn.json").string()) << drawn.dump(2);
+  const ModelConfig with_drawn = load_model_config((dir / "drawn.json").string());
+  EXPECT_TRUE(with_drawn.tokens.drawn_quarters);
+  EXPECT_TRUE(parse_model_config(model_config_to_json(with_drawn), c.file).tokens.drawn_quarters);
+  drawn.erase("tile_quarters");
+  EXPECT_THAT(config_error(dir, drawn), HasSubstr("tokens.drawn_quarters"));
   int found = 0;
   for (const TensorSpec& s : model_tensor_specs(c, Dtype::kF32)) {
     if (s.name != "tile_quarters.weight") continue;

@@ -54,7 +54,8 @@ TEST(TokenUniforms, AreTheNormalCdfOfTheNoiseInUnitRange) {
 // The pass for one frame, token by token: the reference for masked_pass.
 std::vector<int64_t> pass_by_loop(const std::vector<int64_t>& tokens, const at::Tensor& logits,
                                   const at::Tensor& uniforms, int64_t mask_id, double temperature,
-                                  double top_p, double sure, double share, int64_t* unsure) {
+                                  double top_p, double sure, double share, int64_t* unsure,
+                                  int64_t grid_w = 0) {
   const int64_t n = static_cast<int64_t>(tokens.size()), v = logits.size(-1);
   std::vector<int64_t> drawn(tokens.size());
   std::vector<double> confidence(tokens.size());
@@ -108,6 +109,33 @@ std::vector<int64_t> pass_by_loop(const std::vector<int64_t>& tokens, const at::
   std::stable_sort(order.begin(), order.end(),
                    [&](int64_t a, int64_t b) { return confidence[a] > confidence[b]; });
   std::vector<int64_t> out(tokens.size(), mask_id);
+  if (grid_w > 0 && share > 0) {
+    // Note [Spread passes]: an unsure place shows when no unsure masked place in its 3x3
+    // neighbourhood is surer (or as sure and lower).
+    const auto candidate = [&](int64_t i) {
+      return tokens[static_cast<size_t>(i)] == mask_id && !is_sure(static_cast<size_t>(i));
+    };
+    for (int64_t i = 0; i < n; ++i) {
+      const size_t at = static_cast<size_t>(i);
+      bool show = tokens[at] != mask_id || is_sure(at);
+      if (!show && candidate(i)) {
+        show = true;
+        const int64_t row = i / grid_w, col = i % grid_w;
+        for (int64_t dy = -1; dy <= 1; ++dy) {
+          for (int64_t dx = -1; dx <= 1; ++dx) {
+            const int64_t r2 = row + dy, c2 = col + dx, j = r2 * grid_w + c2;
+            if ((dy == 0 && dx == 0) || r2 < 0 || r2 >= n / grid_w || c2 < 0 || c2 >= grid_w ||
+                !candidate(j))
+              continue;
+            const double cj = confidence[static_cast<size_t>(j)], ci = confidence[at];
+            if (cj > ci || (cj == ci && j < i)) show = false;
+          }
+        }
+      }
+      if (show) out[at] = drawn[at];
+    }
+    return out;
+  }
   for (int64_t r = 0; r < n; ++r) {
     const size_t i = static_cast<size_t>(order[static_cast<size_t>(r)]);
     if (r < n - stay || is_sure(i)) out[i] = drawn[i];
@@ -152,8 +180,9 @@ TEST(DrawByCdf, InvertsEachPlacesCdf) {
 
 TEST(MaskedPass, MatchesAPerTokenLoop) {
   std::mt19937 random(std::random_device{}());
-  for (int trial = 0; trial < 8; ++trial) {
+  for (int trial = 0; trial < 16; ++trial) {
     const int64_t n = 24, v = 9, mask_id = v;
+    const int64_t grid_w = trial >= 8 ? 6 : 0;  // Note [Spread passes] in rows of 6
     // Peaked logits give some draws above `sure`.
     const at::Tensor logits = at::randn({1, 1, n, v}) * (trial % 4 < 2 ? 2.0 : 5.0);
     std::vector<int64_t> tokens(static_cast<size_t>(n), mask_id);
@@ -169,10 +198,10 @@ TEST(MaskedPass, MatchesAPerTokenLoop) {
       const at::Tensor uniforms = at::rand({1, 1, n});
       const at::Tensor in = at::tensor(tokens, at::kLong).view({1, 1, n});
       const MaskedPass out = masked_pass(in, logits, uniforms, mask_id, temperature, top_p, sure,
-                                         stay_share(k, passes), unsure);
+                                         stay_share(k, passes), unsure, grid_w);
       const std::vector<int64_t> expected =
           pass_by_loop(tokens, logits[0][0], uniforms[0][0], mask_id, temperature, top_p, sure,
-                       stay_share(k, passes), &unsure_loop);
+                       stay_share(k, passes), &unsure_loop, grid_w);
       unsure = out.unsure;
       EXPECT_EQ(out.unsure.item<int64_t>(), unsure_loop) << "trial " << trial << " pass " << k;
       for (int64_t i = 0; i < n; ++i) {
@@ -213,6 +242,39 @@ TEST(MaskedPass, ShowsSureDrawsFirstAndSpreadsTheUnsureOverThePasses) {
   pass = masked_pass(tokens, logits, at::rand({1, 1, n}), mask_id, 1.0, 1.0, 1.0, stay_share(0, 3),
                      at::Tensor());
   EXPECT_EQ((pass.tokens == mask_id).sum().item<int64_t>(), 13);
+}
+
+// Note [Spread passes]: before the last pass no two unsure neighbours are shown together, and
+// each pass shows every unsure place surest in its neighbourhood, so a 16-place column that
+// scrolled in is drawn over the passes a place at a time around each one shown.
+TEST(MaskedPass, SpreadPassesShowNoTwoUnsureNeighboursTogether) {
+  const int64_t h = 16, w = 16, n = h * w, v = 7, mask_id = v;
+  // The last column is unsure (even logits with noise), the rest sure.
+  at::Tensor logits = at::randn({1, 1, n, v}) * 0.3;
+  at::Tensor sure_part = logits.view({1, 1, h, w, v}).slice(3, 0, w - 1);
+  sure_part.select(-1, 2).add_(20.0);
+  at::Tensor tokens = at::full({1, 1, n}, mask_id, at::kLong);
+  at::Tensor unsure;
+  for (int k = 0; k < 3; ++k) {
+    const at::Tensor before = tokens.clone();
+    MaskedPass pass = masked_pass(tokens, logits, at::rand({1, 1, n}), mask_id, 1.0, 1.0, 0.9,
+                                  stay_share(k, 3), unsure, w);
+    tokens = pass.tokens;
+    unsure = pass.unsure;
+    if (k == 0) {
+      EXPECT_EQ(unsure.item<int64_t>(), h);
+      EXPECT_TRUE((tokens.view({h, w}).slice(1, 0, w - 1) == 2).all().item<bool>());
+    }
+    const at::Tensor newly = (before == mask_id) & (tokens != mask_id);
+    const at::Tensor column = newly.view({h, w}).select(1, w - 1);
+    const int64_t shown = column.sum().item<int64_t>();
+    if (k < 2) {
+      EXPECT_GT(shown, 0) << "pass " << k;
+      EXPECT_FALSE((column.slice(0, 0, h - 1) & column.slice(0, 1, h)).any().item<bool>())
+          << "pass " << k << ": two neighbours shown together";
+    }
+  }
+  EXPECT_EQ((tokens == mask_id).sum().item<int64_t>(), 0);
 }
 
 TEST(MaskedPass, DrawsFromTheDistributionNotItsMode) {

@@ -285,6 +285,25 @@ TEST(MakeTokenBatch, TrainingSequenceEqualsThePlayedForward) {
   fs::remove_all(dir);
 }
 
+// Note [Drawn quarters]: the context keeps its quarters; a masked frame carries its clip frame's
+// quarter where `known` says, else −1.
+TEST(StreamQuarters, MaskedFramesKnowTheirQuartersWhereChosen) {
+  const at::Tensor quarters = at::tensor({0, 1, 3, 2, 1, 0, 2, 3}, at::kLong).view({2, 4});
+  const std::vector<int> noisy = {1, 3};
+  const at::Tensor none = stream_quarters(quarters, noisy);
+  ASSERT_EQ(none.sizes(), (at::IntArrayRef{2, 6}));
+  EXPECT_TRUE(none.slice(1, 0, 4).equal(quarters));
+  EXPECT_TRUE((none.slice(1, 4) == -1).all().item<bool>());
+  const at::Tensor known = at::tensor({1, 0, 0, 1}, at::kLong).view({2, 2}).to(at::kBool);
+  const at::Tensor some = stream_quarters(quarters, noisy, known);
+  EXPECT_TRUE(some.slice(1, 0, 4).equal(quarters));
+  EXPECT_EQ(some[0][4].item<int64_t>(), 1);  // clip 0, frame 1
+  EXPECT_EQ(some[0][5].item<int64_t>(), -1);
+  EXPECT_EQ(some[1][4].item<int64_t>(), -1);
+  EXPECT_EQ(some[1][5].item<int64_t>(), 3);  // clip 1, frame 3
+  EXPECT_THROW(stream_quarters(quarters, noisy, at::ones({2, 3}, at::kBool)), c10::Error);
+}
+
 TEST(MaskedTokenLoss, IsTheWeightedMeanCrossEntropy) {
   const at::Tensor logits = at::randn({2, 3, 5, 7});
   const at::Tensor targets = at::randint(0, 7, {2, 3, 5}, at::kLong);
@@ -428,6 +447,38 @@ TEST_F(TokenTrainerTest, LearnsWithDrawnContexts) {
     ++lines;
   }
   EXPECT_GE(lines, 2);
+}
+
+// Note [Drawn quarters]: a model with tile quarters learns with its masked frames' quarters shown
+// in half of them, beside played contexts whose passes follow the drawn frame's quarters, and
+// plays with "drawn_quarters" in its passes after the first; without tile quarters the share is
+// refused.
+TEST_F(TokenTrainerTest, LearnsWithDrawnQuarters) {
+  nlohmann::json json = nlohmann::json::parse(std::ifstream(dir_ / "model.json"));
+  json["tile_quarters"] = {1, 1};
+  json["tokens"]["drawn_quarters"] = true;
+  std::ofstream(dir_ / "quarters.json") << json.dump(2);
+  config_.tokens.drawn_quarters_share = 0.5;
+  TrainOptions refused;
+  refused.out_dir = (dir_ / "refused").string();
+  refused.max_steps = 1;
+  refused.progress_bar = false;
+  try {
+    train(config_, refused);
+    ADD_FAILURE() << "drawn quarters trained on a model without tile quarters";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("tokens.drawn_quarters_share"));
+  }
+  config_.model_config = (dir_ / "quarters.json").string();
+  config_.tokens.own_share = 0.25;
+  ASSERT_NO_FATAL_FAILURE(expect_learns_in_30_steps());
+  const model::ModelConfig exported =
+      model::load_model_config((dir_ / "run" / "model" / "config.json").string());
+  ASSERT_TRUE(exported.tokens.drawn_quarters);
+  auto session = rollout::Session::create(exported, (dir_ / "run" / "model").string(), "dense",
+                                          {{"window", 4}}, 3, at::kCPU);
+  for (int i = 0; i < 3; ++i) session->step(game::Action::kRight);
+  EXPECT_EQ(session->frame_index(), 3u);
 }
 
 // Note [Tile quarters]: a model grows the quarter vectors from one without them, starting at zero,
