@@ -29,11 +29,9 @@ echo "built in $((SECONDS - START)) s" | tee "$OUT/train_summary.txt"
 ( while sleep 20; do nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader; done ) \
   > "$OUT/smi.txt" 2>&1 &
 SMI=$!
-# Seconds kept back for the world metric: about 45 a run of 8 seeds at 600 frames, 90 for all
-# the runs at once with PARALLEL=1 (tools/gpu_world.sh).
+# Seconds kept back for the world metric: about 45 a run of 8 seeds at 600 frames.
 EVAL_SECONDS=0
 [ -n "${WORLD_RUNS:-}" ] && EVAL_SECONDS=$((45 * $(grep -c . <<< "$WORLD_RUNS")))
-[ -n "${WORLD_RUNS:-}" ] && [ "${PARALLEL:-0}" = 1 ] && EVAL_SECONDS=90
 # Each process trains for at most 2.5 minutes (one checkpoint at 2 minutes, one at its end).
 while [ $((BUDGET - EVAL_SECONDS - (SECONDS - START))) -gt 45 ]; do
   left=$((BUDGET - EVAL_SECONDS - (SECONDS - START) - 20))

@@ -6,10 +6,7 @@
 # and one summary line printed.
 # Usage (device tool, carry .gpu-deps and, for other weights, their folder):
 #   RUNS=$'dense_w7 --window 7\nheadcast_w32 --policy headcast --window 32' \
-#   [WEIGHTS=DIR] [SEEDS=8] [PARALLEL=1] bash tools/gpu_world.sh
-# PARALLEL=1 starts every line at once and keeps each one's progress in its log: a model this
-# small leaves the GPU mostly idle between its kernels, so long walks split by seed (one line
-# per seed, SEEDS=1 and --seed-start) finish in about the time of one.
+#   [WEIGHTS=DIR] [SEEDS=8] bash tools/gpu_world.sh
 set -u
 source tools/device_env.sh
 START=$SECONDS
@@ -22,26 +19,17 @@ if [ ! -x build/gpu/ui/cli/worldcast ]; then
 fi
 echo "built at $((SECONDS - START)) s"
 W=build/gpu/ui/cli/worldcast
-run_one() {  # LABEL FLAGS...: one eval, its summary line, and the packed results
-  local label=$1 flags=$2 weights=${WEIGHTS:-assets/models/game-tokens} quiet=--quiet
+while read -r label flags; do
+  [ -z "$label" ] && continue
+  weights=${WEIGHTS:-assets/models/game-tokens}
   case $flags in WEIGHTS=*) weights=${flags%% *}; weights=${weights#WEIGHTS=}; flags=${flags#* } ;; esac
-  [ "${PARALLEL:-0}" = 1 ] && quiet=
-  # shellcheck disable=SC2086  # the flags are words
-  local seeds=(--seeds "${SEEDS:-8}")
+  seeds=(--seeds "${SEEDS:-8}")
   case " $flags " in *" --seeds "*) seeds=() ;; esac  # a line's own count wins
+  # shellcheck disable=SC2086  # the flags are words
   $W eval --device cuda --weights "$weights" "${seeds[@]}" \
-    --metrics world $quiet $flags --json "$R/$label.json" > "$R/$label.log" 2>&1 ||
-    { echo "$label failed:"; tail -5 "$R/$label.log"; return; }
+    --metrics world --quiet $flags --json "$R/$label.json" > "$R/$label.log" 2>&1 ||
+    { echo "$label failed:"; tail -5 "$R/$label.log"; continue; }
   python3 tools/eval_summary.py "$R/$label.json" "$label"
   echo "  at $((SECONDS - START)) s"
   tar -cf "$OUT/world.tar" -C "$R" .  # after every run: a command cut short keeps what it did
-}
-while read -r label flags; do
-  [ -z "$label" ] && continue
-  if [ "${PARALLEL:-0}" = 1 ]; then run_one "$label" "$flags" & else run_one "$label" "$flags"; fi
 done <<< "${RUNS:-dense_w7 --window 7}"
-if [ "${PARALLEL:-0}" = 1 ]; then
-  while [ -n "$(jobs -r)" ]; do sleep 20; tar -cf "$OUT/world.tar" -C "$R" .; done
-  wait
-  tar -cf "$OUT/world.tar" -C "$R" .
-fi
