@@ -283,6 +283,18 @@ std::string format_eval_report(const Json& report) {
         num(field(field(r, "survey"), "blocks"), "%.0f").c_str(),
         percent(field(r, "sprite_share")).c_str(), percent(field(r, "sprite_pixel_share")).c_str(),
         percent(field(r, "hud_share")).c_str());
+    // Note [Structure flow]: where the broken blocks are made.
+    if (const Json& flow = field(r, "structure_flow"); flow.is_object()) {
+      out += format(
+          "                 tiles the view's edge completes whole %s (%s a step), of the broken "
+          "%s broken in the half that came in before; carried broken blocks %s a step, %s made "
+          "by the step\n",
+          percent(field(flow, "edge_structure_share")).c_str(),
+          num(field(flow, "edge_blocks_per_step"), "%.2f").c_str(),
+          percent(field(flow, "edge_broken_first_half_share")).c_str(),
+          num(field(flow, "carried_broken_per_step"), "%.2f").c_str(),
+          num(field(flow, "carried_broken_made_per_step"), "%.2f").c_str());
+    }
     out += format(
         "                 its own walls held %s of %s steps, its free steps scrolled %s of %s "
         "(%s read at its drawn grid); the game's walls held %s of %s, its moving steps scrolled "

@@ -221,6 +221,8 @@ TEST_F(EvalCli, WorldMetricWritesItsGrid) {
       path("frames") + "' --json '" + path("world.json") + "'");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("tile structure 100.0%"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("tiles the view's edge completes whole 100.0%"), std::string::npos)
+      << result.output;
   EXPECT_NE(result.output.find("world terrain mix TV"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("terrain mix against the game's"), std::string::npos)
       << result.output;

@@ -78,6 +78,16 @@ TEST(WorldContent, TheGameItselfScoresTheCeiling) {
               flow["truth_invented_non_grass_share"].get<double>(), 0.02);
   EXPECT_GT(flow["kept_ground_share"].get<double>(), 0.99);
   EXPECT_GT(flow["truth_kept_ground_share"].get<double>(), 0.99);
+  // Note [Structure flow]: its edge completes whole tiles and its carried view breaks none.
+  const Json& made = w["structure_flow"];
+  EXPECT_EQ(made["steps"].get<int>(), 3 * (600 - kWorldSkipFrames));
+  EXPECT_GT(made["edge_blocks_per_step"].get<double>(), 0.0);
+  EXPECT_EQ(made["edge_structure_share"].get<double>(), 1.0);
+  EXPECT_TRUE(made["edge_broken_first_half_share"].is_null());  // nothing broken
+  EXPECT_EQ(made["carried_broken_per_step"].get<double>(), 0.0);
+  EXPECT_EQ(made["carried_broken_made_per_step"].get<double>(), 0.0);
+  EXPECT_TRUE(w["per_seed"][0]["structure_flow"].is_object());
+  EXPECT_TRUE(w["segments"][0]["structure_flow"].is_object());
   EXPECT_EQ(w["sprite_share"].get<double>(), 1.0);
   EXPECT_EQ(w["sprite_pixel_share"].get<double>(), 1.0);
   EXPECT_EQ(w["hud_share"].get<double>(), 1.0);
@@ -207,6 +217,9 @@ TEST(WorldContent, AnEmptyGrassFieldScoresBadly) {
   EXPECT_TRUE(w["ground_flow"]["invented_non_grass_share"].is_null());
   EXPECT_TRUE(w["ground_flow"]["kept_ground_share"].is_null());
   EXPECT_GT(w["ground_flow"]["truth_invented_non_grass_share"].get<double>(), 0.05);
+  // Nor does it draw a block that is not plain grass.
+  EXPECT_TRUE(w["structure_flow"]["edge_structure_share"].is_null());
+  EXPECT_EQ(w["structure_flow"]["carried_broken_per_step"].get<double>(), 0.0);
   for (const Json& segment : w["segments"]) {
     EXPECT_GT(segment["terrain_tv"].get<double>(), 0.10);
     EXPECT_TRUE(segment["structure_share"].is_null());
