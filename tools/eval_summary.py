@@ -30,20 +30,20 @@ if 'world' in d:
             'own_free', r('own_free_scrolled_share'), 'game_walls', r('blocked_still_share'),
             'scrolled', r('walk_scrolled_share'), 'return', r('return_patch_share'),
             'return_all', r('return_all_patch_share')]
-    flow = w.get('ground_flow')
-    if flow:  # Note [Ground flow]: the model's edge and carried ground against the game's
-        def f(key):
-            v = flow.get(key)
-            return None if v is None else round(v, 3)
-        out += ['invented', f('invented_non_grass_share'), 'game_invented',
-                f('truth_invented_non_grass_share'), 'kept', f('kept_ground_share'),
-                'game_kept', f('truth_kept_ground_share')]
-    sflow = w.get('structure_flow')
-    if sflow:  # Note [Structure flow]: where the broken blocks are made
-        def g(key):
-            v = sflow.get(key)
-            return None if v is None else round(v, 3)
-        out += ['edge_whole', g('edge_structure_share'), 'edge_first_half',
-                g('edge_broken_first_half_share'), 'carried_broken', g('carried_broken_per_step'),
-                'carried_made', g('carried_broken_made_per_step')]
+    # Note [Ground flow]: the model's edge and carried ground against the game's; Note [Structure
+    # flow]: where its broken blocks are made.
+    flow = w.get('ground_flow') or {}
+    sflow = w.get('structure_flow') or {}
+    def f(within, key):
+        v = within.get(key)
+        return None if v is None else round(v, 3)
+    if flow:
+        out += ['invented', f(flow, 'invented_non_grass_share'), 'game_invented',
+                f(flow, 'truth_invented_non_grass_share'), 'kept', f(flow, 'kept_ground_share'),
+                'game_kept', f(flow, 'truth_kept_ground_share')]
+    if sflow:
+        out += ['edge_whole', f(sflow, 'edge_structure_share'), 'edge_first_half',
+                f(sflow, 'edge_broken_first_half_share'), 'carried_broken',
+                f(sflow, 'carried_broken_per_step'), 'carried_made',
+                f(sflow, 'carried_broken_made_per_step')]
 print(*out)
