@@ -7,17 +7,6 @@
 #include "engine/core/error.h"
 
 namespace wc::eval {
-namespace {
-
-bool overlaps_any(const std::vector<game::PixelRect>& rects, int x, int y, int side) {
-  for (const game::PixelRect& r : rects) {
-    if (x < r.x + r.width && r.x < x + side && y < r.y + r.height && r.y < y + side) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 void StructureFlow::add(const StructureFlow& other) {
   steps += other.steps;
   edge_blocks += other.edge_blocks;

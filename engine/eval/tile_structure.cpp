@@ -10,11 +10,6 @@ namespace {
 static_assert(kStructureBlock == game::kTileSize, "a structure block is one tile");
 static_assert(game::kPlayerSpeed == kStructurePatch, "the camera moves half a tile a step");
 
-bool overlaps(const game::PixelRect& rect, int x, int y, int side) {
-  return x < rect.x + rect.width && rect.x < x + side && y < rect.y + rect.height &&
-         rect.y < y + side;
-}
-
 GroupSet patch_groups(const std::vector<TerrainGroup>& groups, int width, int x0, int y0) {
   GroupSet set = 0;
   for (int y = y0; y < y0 + kStructurePatch; ++y) {
@@ -52,6 +47,13 @@ int positive_mod(int value, int modulus) {
 
 }  // namespace
 
+bool overlaps_any(const std::vector<game::PixelRect>& rects, int x, int y, int side) {
+  for (const game::PixelRect& r : rects) {
+    if (x < r.x + r.width && r.x < x + side && y < r.y + r.height && r.y < y + side) return true;
+  }
+  return false;
+}
+
 GridPhase game_grid_phase(const game::Game& game) {
   // Tile t is drawn at screen x = 16 t - camera_x.
   return {positive_mod(-game.camera_x(), kStructureBlock),
@@ -69,10 +71,7 @@ std::vector<BlockKey> frame_blocks(const std::vector<TerrainGroup>& groups, int 
   std::vector<BlockKey> blocks;
   for (int y = phase.y; y + kStructureBlock <= height; y += kStructureBlock) {
     for (int x = phase.x; x + kStructureBlock <= width; x += kStructureBlock) {
-      bool hidden = false;
-      for (const game::PixelRect& rect : excluded)
-        hidden = hidden || overlaps(rect, x, y, kStructureBlock);
-      if (hidden) continue;
+      if (overlaps_any(excluded, x, y, kStructureBlock)) continue;
       blocks.push_back(block_at(groups, width, x, y));
     }
   }

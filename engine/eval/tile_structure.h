@@ -58,6 +58,9 @@ inline constexpr std::array<GridPhase, 4> kGridPhases = {
 // Where the game's tile grid sits on screen now.
 GridPhase game_grid_phase(const game::Game& game);
 
+// Whether the side x side square at (x, y) overlaps any of `rects`.
+bool overlaps_any(const std::vector<game::PixelRect>& rects, int x, int y, int side);
+
 // A block one group in all four patches, alone (plain ground, grass included): not scored.
 bool plain_block(BlockKey key);
 

@@ -171,9 +171,8 @@ PatchSnapConfig read_patch_snap(ObjectReader& parent, const ModelConfig& config,
 
 // Note [Patch tokens]: {"codebook": "codebook.txt", "vocab": 8192, "passes": 3,
 // "temperature": 1.0, "top_p": 1.0, "sure": 0.9, "spread": false, "drawn_quarters": false}; a
-// token model is one RGB frame per block
-// whose patches are the codebook's, with nothing of the pixel models' prediction, palette or
-// patch snap.
+// token model is one RGB frame per block whose patches are the codebook's, with nothing of the
+// pixel models' prediction, palette or patch snap.
 TokenConfig read_tokens(ObjectReader& parent, const ModelConfig& config,
                         const std::string& confined_to) {
   const std::string key = "tokens";

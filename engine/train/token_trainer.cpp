@@ -92,8 +92,7 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
   }
   if (config.tokens.drawn_quarters_share > 0.0 && model_config.tile_quarters.empty()) {
     throw Error(config.file,
-                "field 'tokens.drawn_quarters_share': needs a model with tile "
-                "quarters (" +
+                "field 'tokens.drawn_quarters_share': needs a model with tile quarters (" +
                     model_config.file + " has no \"tile_quarters\")");
   }
   const fs::path out(options.out_dir);
