@@ -170,7 +170,7 @@ PatchSnapConfig read_patch_snap(ObjectReader& parent, const ModelConfig& config,
 }
 
 // Note [Patch tokens]: {"codebook": "codebook.txt", "vocab": 8192, "passes": 3,
-// "temperature": 1.0, "top_p": 1.0, "sure": 0.9, "spread": false, "drawn_quarters": false}; a
+// "temperature": 1.0, "top_p": 1.0, "sure": 0.9, "tile_passes": false, "drawn_quarters": false}; a
 // token model is one RGB frame per block whose patches are the codebook's, with nothing of the
 // pixel models' prediction, palette or patch snap.
 TokenConfig read_tokens(ObjectReader& parent, const ModelConfig& config,
@@ -187,11 +187,14 @@ TokenConfig read_tokens(ObjectReader& parent, const ModelConfig& config,
   }
   if (reader.has("top_p")) tokens.top_p = reader.number("top_p", 1e-6, 1.0);
   if (reader.has("sure")) tokens.sure = reader.number("sure", TokenConfig::kMinSure, 1.0);
-  if (reader.has("spread")) tokens.spread = reader.boolean("spread");
+  if (reader.has("tile_passes")) tokens.tile_passes = reader.boolean("tile_passes");
   if (reader.has("drawn_quarters")) tokens.drawn_quarters = reader.boolean("drawn_quarters");
   reader.reject_unknown();
   if (tokens.drawn_quarters && config.tile_quarters.empty()) {
     reader.fail(key + ".drawn_quarters", "needs \"tile_quarters\" (Note [Drawn quarters])");
+  }
+  if (tokens.tile_passes && config.tile_quarters.empty()) {
+    reader.fail(key + ".tile_passes", "needs \"tile_quarters\" (Note [Tile passes])");
   }
   if (config.channels != 3) reader.fail(key, "needs RGB frames (channels 3)");
   if (config.frames_per_block != 1) reader.fail(key, "needs one frame per block");
@@ -676,11 +679,14 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
                          {"snap", config.patch_snap.snap}};
   }
   if (config.tokens.active()) {
-    out["tokens"] = {
-        {"codebook", config.tokens.file}, {"vocab", config.tokens.vocab},
-        {"passes", config.tokens.passes}, {"temperature", config.tokens.temperature},
-        {"top_p", config.tokens.top_p},   {"sure", config.tokens.sure},
-        {"spread", config.tokens.spread}, {"drawn_quarters", config.tokens.drawn_quarters}};
+    out["tokens"] = {{"codebook", config.tokens.file},
+                     {"vocab", config.tokens.vocab},
+                     {"passes", config.tokens.passes},
+                     {"temperature", config.tokens.temperature},
+                     {"top_p", config.tokens.top_p},
+                     {"sure", config.tokens.sure},
+                     {"tile_passes", config.tokens.tile_passes},
+                     {"drawn_quarters", config.tokens.drawn_quarters}};
   }
   if (!config.policies.empty()) out["policies"] = config.policies;
   if (config.default_policy != "dense") out["default_policy"] = config.default_policy;

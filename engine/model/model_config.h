@@ -125,16 +125,18 @@ struct PatchSnapConfig {
 // A token model (Note [Patch tokens], engine/model/tokenizer.h): frames are codebook tokens, one
 // per patch, and a frame is drawn by Note [Masked sampling] (engine/rollout/token_sampler.h).
 // {"codebook": "codebook.txt", "vocab": 8192, "passes": 3, "temperature": 1.0, "top_p": 1.0,
-// "sure": 0.9, "spread": false, "drawn_quarters": false};
+// "sure": 0.9, "tile_passes": false, "drawn_quarters": false};
 // the codebook is read when the config is (its file relative to the config's folder).
 struct TokenConfig {
   std::string file;  // the codebook as the config names it
   int vocab = 0;     // the codebook's entries; 0: a pixel model
   int passes = 3;    // unmasking passes per frame
   double temperature = 1.0;
-  double top_p = 1.0;   // 1: draw from the whole distribution
-  double sure = 1.0;    // places this sure are shown in any pass; 1: none (MaskGIT's)
-  bool spread = false;  // Note [Spread passes]: no two unsure neighbours drawn in one pass
+  double top_p = 1.0;  // 1: draw from the whole distribution
+  double sure = 1.0;   // places this sure are shown in any pass; 1: none (MaskGIT's)
+  // Note [Tile passes]: no two unsure quarters of one tile drawn in one pass but the last (needs
+  // "tile_quarters").
+  bool tile_passes = false;
   // Note [Drawn quarters]: passes after the first see the tile quarters their shown places
   // scrolled to (a model trained so; needs "tile_quarters").
   bool drawn_quarters = false;

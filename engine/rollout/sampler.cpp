@@ -261,17 +261,27 @@ at::Tensor BlockSampler::run_token_denoise(const at::Tensor& noise, const at::Te
     batch.rope = rope;
     // Note [Tile quarters]: the frame being drawn has not yet scrolled, or not; after the first
     // pass its shown places have (Note [Drawn quarters]).
+    // Where the shown places scrolled to (Note [Drawn quarters], Note [Tile passes]).
+    const at::Tensor followed =
+        k > 0 && quarter_.defined() && (tokens_.drawn_quarters || tokens_.tile_passes)
+            ? model::follow_quarters(quarter_, quarter_tokens_, batch.frames)
+            : at::Tensor();
     if (!model_.config().tile_quarters.empty()) {
-      batch.quarters = k > 0 && tokens_.drawn_quarters && quarter_.defined()
-                           ? model::follow_quarters(quarter_, quarter_tokens_, batch.frames)
-                           : at::full_like(actions, -1);
+      batch.quarters =
+          tokens_.drawn_quarters && followed.defined() ? followed : at::full_like(actions, -1);
     }
     const double t = schedule_[static_cast<size_t>(k)];
     const at::Tensor logits =
         model_.forward_block(batch, policy_, step_info(block_index, k, t, /*clean=*/false));
-    MaskedPass pass = masked_pass(
-        tokens, logits, uniforms.select(0, k), mask_id, tokens_.temperature, tokens_.top_p,
-        tokens_.sure, stay_share(k, tokens_.passes), unsure, tokens_.spread ? geometry_.grid_w : 0);
+    // Note [Tile passes]: the first pass takes the committed frame's grid.
+    PassTiles tiles;
+    if (tokens_.tile_passes && quarter_.defined()) {
+      tiles.quarter = followed.defined() ? followed : quarter_.view({1, 1}).expand({1, frames});
+      tiles.grid_w = geometry_.grid_w;
+    }
+    MaskedPass pass =
+        masked_pass(tokens, logits, uniforms.select(0, k), mask_id, tokens_.temperature,
+                    tokens_.top_p, tokens_.sure, stay_share(k, tokens_.passes), unsure, tiles);
     tokens = std::move(pass.tokens);
     unsure = std::move(pass.unsure);
   }

@@ -30,10 +30,42 @@ at::Tensor draw_by_cdf(const at::Tensor& probs, const at::Tensor& uniforms) {
       .squeeze(-1);
 }
 
+at::Tensor surest_in_tile(const at::Tensor& candidate, const at::Tensor& score,
+                          const PassTiles& tiles) {
+  const int64_t n = score.size(-1), w = tiles.grid_w;
+  TORCH_CHECK(w > 0 && n % w == 0, "surest_in_tile: ", n, " tokens in rows of ", w);
+  TORCH_CHECK(tiles.quarter.dim() == 2 && tiles.quarter.size(0) == score.size(0) &&
+                  tiles.quarter.size(1) == score.size(1),
+              "surest_in_tile: quarters ", tiles.quarter.sizes(), " for frames ", score.sizes());
+  const int64_t h = n / w;
+  const auto longs = score.options().dtype(at::kLong);
+  const at::Tensor place = at::arange(n, longs);
+  const at::Tensor row = place.div(w, "floor"), col = place.remainder(w);
+  // Note [Tile quarters]: place (r, c) shows quarter row (r + q/2) mod 2, column (c + q) mod 2;
+  // its tile's other places are the next row or column on the side its quarter is not.
+  const at::Tensor q = tiles.quarter.to(longs).clamp_min(0).unsqueeze(-1);  // [B, F, 1]
+  const at::Tensor quarter_row = (row + q.div(2, "floor")).remainder(2);
+  const at::Tensor quarter_col = (col + q.remainder(2)).remainder(2);
+  const at::Tensor other_row = row + 1 - 2 * quarter_row, other_col = col + 1 - 2 * quarter_col;
+  const at::Tensor row_in = (other_row >= 0) & (other_row < h);
+  const at::Tensor col_in = (other_col >= 0) & (other_col < w);
+  const at::Tensor r = other_row.clamp(0, h - 1), c = other_col.clamp(0, w - 1);
+  const at::Tensor rows = row.expand_as(r), cols = col.expand_as(c);
+  const at::Tensor none = at::full({}, -1.0, score.options());
+  const at::Tensor masked_score = at::where(candidate, score, none);
+  const auto other = [&](const at::Tensor& at_row, const at::Tensor& at_col, const at::Tensor& in) {
+    return at::where(in, masked_score.gather(-1, at_row * w + at_col), none);
+  };
+  const at::Tensor best = at::maximum(at::maximum(other(rows, c, col_in), other(r, cols, row_in)),
+                                      other(r, c, row_in & col_in));
+  const at::Tensor surest = candidate & (masked_score > best);
+  return at::where((tiles.quarter < 0).unsqueeze(-1), candidate, surest);
+}
+
 MaskedPass masked_pass(const at::Tensor& tokens, const at::Tensor& logits,
                        const at::Tensor& uniforms, int64_t mask_id, double temperature,
                        double top_p, double sure, double stay_share, const at::Tensor& unsure,
-                       int64_t spread_grid_w) {
+                       const PassTiles& tiles) {
   at::Tensor probs = at::softmax(logits.to(at::kFloat) / temperature, -1);
   if (top_p < 1.0) {
     const auto [sorted, order] = probs.sort(-1, /*descending=*/true);
@@ -46,26 +78,26 @@ MaskedPass masked_pass(const at::Tensor& tokens, const at::Tensor& logits,
   const at::Tensor chosen = at::where(masked, draw_by_cdf(probs, uniforms), tokens);
   // How sure the model is of each place: its likeliest token's probability, whatever was drawn
   // there (Note [Masked sampling]); shown tokens score above any, so they stay shown.
-  const at::Tensor confidence =
+  at::Tensor confidence =
       at::where(masked, std::get<0>(probs.max(-1)), at::full({}, 2.0f, probs.options()));
   // Shown tokens count as sure; with sure = 1 no draw is.
   const at::Tensor is_sure = sure < 1.0 ? confidence >= sure : ~masked;
   MaskedPass out;
   out.unsure = unsure.defined() ? unsure : (masked & ~is_sure).sum(-1);
-  if (spread_grid_w > 0 && stay_share > 0.0) {
-    // Note [Spread passes]: the unsure places surest in their 3x3 neighbourhood of unsure places,
-    // ties to the lower place (a tiny rank-ordered offset, in double so it never reorders).
-    const int64_t n = tokens.size(2);
-    TORCH_CHECK(n % spread_grid_w == 0, "masked_pass: ", n, " tokens in rows of ", spread_grid_w);
+  const at::Tensor mask = at::full({}, mask_id, tokens.options());
+  at::Tensor eligible;  // the unsure places this pass may show; undefined: all of them
+  if (tiles.quarter.defined() && stay_share > 0.0) {
+    // Note [Tile passes]; ties to the lower place by a tiny rank-ordered offset, in double so
+    // it never reorders.
     const at::Tensor candidate = masked & ~is_sure;
-    const at::Tensor place = at::arange(n, confidence.options().dtype(at::kDouble));
-    const at::Tensor score = at::where(candidate, confidence.to(at::kDouble) - place * 1e-12,
-                                       at::full({}, -1.0, place.options()));
-    const at::Tensor grid = score.reshape({-1, 1, n / spread_grid_w, spread_grid_w});
-    const at::Tensor best = at::max_pool2d(grid, {3, 3}, {1, 1}, {1, 1}).view_as(score);
-    const at::Tensor local = candidate & (score >= best);
-    out.tokens = at::where(is_sure | local, chosen, at::full({}, mask_id, tokens.options()));
-    return out;
+    const at::Tensor place = at::arange(tokens.size(2), confidence.options().dtype(at::kDouble));
+    eligible = surest_in_tile(candidate, confidence.to(at::kDouble) - place * 1e-12, tiles);
+    if (unsure.defined()) {
+      out.tokens = at::where(is_sure | eligible, chosen, mask);
+      return out;
+    }
+    // The first pass's count goes to the eligible places first.
+    confidence = at::where(candidate & ~eligible, confidence - 3.0f, confidence);
   }
   // Each place's rank by confidence (stable: ties go to the lower place), and how many the
   // pass shows: all but floor(unsure·stay_share), never more than are masked now (the sure
@@ -76,8 +108,9 @@ MaskedPass masked_pass(const at::Tensor& tokens, const at::Tensor& logits,
   const at::Tensor stay =
       at::minimum(at::floor(out.unsure.to(at::kDouble) * stay_share).to(at::kLong), masked.sum(-1))
           .unsqueeze(-1);
-  const at::Tensor shown = (rank < tokens.size(2) - stay) | is_sure;
-  out.tokens = at::where(shown, chosen, at::full({}, mask_id, tokens.options()));
+  at::Tensor shown = rank < tokens.size(2) - stay;
+  if (eligible.defined()) shown = shown & (~masked | eligible);
+  out.tokens = at::where(shown | is_sure, chosen, mask);
   return out;
 }
 

@@ -37,18 +37,23 @@ namespace wc::rollout {
 // own: every count above is a device tensor. The committing pass then writes the finished
 // frame's keys and values, as the pixel sampler's clean pass does.
 
-// Note [Spread passes]
+// Note [Tile passes]
 // A pass's unsure places are drawn blind of each other: each from its own distribution given the
-// places shown before the pass. Where two of them belong together, the two quarters of a tile's
-// half that the view's edge brings in one step or the sprite's four cells, two blind draws are
-// two guesses that need not agree (water above sand in one tile, half a pose). With spreading,
-// before the last pass an unsure place is shown only where it is the surest of the unsure places
-// still masked in its 3x3 neighbourhood (ties to the lower place), and then every such place is
-// shown, whatever the cosine schedule's count: no two neighbours are drawn blind of each other
-// but in the last pass, which shows the rest. Passes before it take the place of the schedule:
-// each one shows the local maxima left, so a column that scrolled in is drawn in two or three
-// passes, each place knowing its neighbours shown before it. The sure places are shown in the
-// first pass as always.
+// places shown before the pass. Two quarters of one tile drawn blind are two guesses that need
+// not agree (water above sand in one tile, a tree's top over a wall's foot), and the view's edge
+// brings in two quarters of every tile's half in one step. With tile passes, a pass before the
+// last shows an unsure place only where it is the surest unsure place still masked in its tile
+// (the 2x2 block of the frame's tile grid; ties to the lower place), so no two quarters of one
+// tile are drawn blind of each other but in the last pass. The first pass keeps its cosine count
+// among those places; each later pass before the last shows every one of them, so a tile half
+// that scrolled in is drawn over two passes, the second quarter knowing the first, and with
+// three passes nothing of a strip is left for the last. Sure places are shown in any pass.
+//
+// Where the frame's grid sits is its tile quarter (Note [Tile quarters]). The first pass runs
+// before the frame has scrolled or not, so it takes the committed frame's quarter: a step moves
+// the grid across the strip it brings in, never along it, so the strip's tile halves pair the
+// same either way. Later passes take the quarter the places shown so far scrolled to (Note
+// [Quarter tracking]); a frame whose quarter is not known (−1) draws as without tile passes.
 
 // The uniforms of `passes` draws for each of `tokens` tokens per frame, from `noise`
 // ([1, F, C, H, W] standard normal, float32, C·H·W ≥ passes·tokens): [passes, 1, F, tokens].
@@ -70,8 +75,12 @@ double stay_share(int pass, int passes);
 // shown (none when sure = 1), then the surest of the others until floor(unsure·stay_share)
 // tokens of each frame stay masked, `unsure` being the first pass's count of masked places not
 // sure ([B, F] int64; undefined on the first pass, which counts its own). Ties go to the lower
-// place. With `spread_grid_w` > 0 (the frame's tokens in rows of that many), the unsure places
-// shown before the last pass (stay_share > 0) are those of Note [Spread passes] instead.
+// place. With `tiles.quarter` defined, a pass before the last (stay_share > 0) shows the unsure
+// places of Note [Tile passes].
+struct PassTiles {
+  at::Tensor quarter;  // [B, F] int64: each frame's top-left quarter, −1 where not known
+  int64_t grid_w = 0;  // tokens per row
+};
 struct MaskedPass {
   at::Tensor tokens;  // [B, F, N] after the pass
   at::Tensor unsure;  // [B, F] int64: the `unsure` the later passes take
@@ -79,6 +88,11 @@ struct MaskedPass {
 MaskedPass masked_pass(const at::Tensor& tokens, const at::Tensor& logits,
                        const at::Tensor& uniforms, int64_t mask_id, double temperature,
                        double top_p, double sure, double stay_share, const at::Tensor& unsure,
-                       int64_t spread_grid_w = 0);
+                       const PassTiles& tiles = {});
+
+// Note [Tile passes]: the masked unsure places of `candidate` ([B, F, N] bool) that are the surest
+// candidates of their tile by `score` ([B, F, N] double, distinct), the grid given by `tiles`.
+at::Tensor surest_in_tile(const at::Tensor& candidate, const at::Tensor& score,
+                          const PassTiles& tiles);
 
 }  // namespace wc::rollout

@@ -88,15 +88,22 @@ at::Tensor play_token_clips(model::CausalDiTImpl& model, const at::Tensor& truth
         const at::Tensor t = (tokens == mask_id).to(at::kFloat).mean(-1);
         // Note [Drawn quarters]: after the first pass, the quarters the shown places scrolled to.
         const at::Tensor drawn_quarter =
-            k > 0 && sampler.drawn_quarters && quarters.defined()
+            k > 0 && (sampler.drawn_quarters || sampler.tile_passes) && quarters.defined()
                 ? model::follow_quarters(followed.back().squeeze(1), played.back().squeeze(1),
                                          tokens.view({b, 1, h, w}))
                 : at::Tensor();
-        const at::Tensor logits = forward.logits(tokens.view({b, 1, h, w}), t, frame_of(actions, i),
-                                                 frame_of(positions, i), drawn_quarter);
+        const at::Tensor logits = forward.logits(
+            tokens.view({b, 1, h, w}), t, frame_of(actions, i), frame_of(positions, i),
+            sampler.drawn_quarters ? drawn_quarter : at::Tensor());
+        // Note [Tile passes]: the first pass takes the frame before's grid.
+        rollout::PassTiles tiles;
+        if (sampler.tile_passes && quarters.defined()) {
+          tiles.quarter = drawn_quarter.defined() ? drawn_quarter : followed.back();
+          tiles.grid_w = w;
+        }
         rollout::MaskedPass pass = rollout::masked_pass(
             tokens, logits, uniforms.select(0, k), mask_id, sampler.temperature, sampler.top_p,
-            sampler.sure, rollout::stay_share(k, sampler.passes), unsure, sampler.spread ? w : 0);
+            sampler.sure, rollout::stay_share(k, sampler.passes), unsure, tiles);
         tokens = std::move(pass.tokens);
         unsure = std::move(pass.unsure);
       }

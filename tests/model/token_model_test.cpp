@@ -239,16 +239,6 @@ TEST(TokenConfig, ReadsTheCodebookAndRefusesOneThatDoesNotMatch) {
     sure["tokens"]["sure"] = bad;
     EXPECT_THAT(config_error(dir, sure), HasSubstr("tokens.sure")) << bad;
   }
-  // Note [Spread passes]: off unless the config says.
-  EXPECT_FALSE(c.tokens.spread);
-  nlohmann::json spread = json;
-  spread["tokens"]["spread"] = true;
-  std::ofstream((dir / "spread.json").string()) << spread.dump(2);
-  const ModelConfig with_spread = load_model_config((dir / "spread.json").string());
-  EXPECT_TRUE(with_spread.tokens.spread);
-  EXPECT_EQ(model_config_to_json(with_spread)["tokens"]["spread"], true);
-  spread["tokens"]["spread"] = 1;
-  EXPECT_THAT(config_error(dir, spread), HasSubstr("tokens.spread"));
 
   nlohmann::json vocab = json;
   vocab["tokens"]["vocab"] = 21;
@@ -394,6 +384,19 @@ TEST(TileQuarters, AreAVectorPerQuarterAddedToKnownFramesAndStartAtZero) {
   EXPECT_TRUE(parse_model_config(model_config_to_json(with_drawn), c.file).tokens.drawn_quarters);
   drawn.erase("tile_quarters");
   EXPECT_THAT(config_error(dir, drawn), HasSubstr("tokens.drawn_quarters"));
+  // Note [Tile passes]: the grid of the drawn frame comes from the quarters too.
+  EXPECT_FALSE(c.tokens.tile_passes);
+  nlohmann::json tiled = json;
+  tiled["tokens"]["tile_passes"] = true;
+  std::ofstream((dir / "tiled.json").string()) << tiled.dump(2);
+  const ModelConfig with_tiles = load_model_config((dir / "tiled.json").string());
+  EXPECT_TRUE(with_tiles.tokens.tile_passes);
+  EXPECT_TRUE(parse_model_config(model_config_to_json(with_tiles), c.file).tokens.tile_passes);
+  tiled["tokens"]["tile_passes"] = 1;
+  EXPECT_THAT(config_error(dir, tiled), HasSubstr("tokens.tile_passes"));
+  tiled["tokens"]["tile_passes"] = true;
+  tiled.erase("tile_quarters");
+  EXPECT_THAT(config_error(dir, tiled), HasSubstr("tokens.tile_passes"));
   int found = 0;
   for (const TensorSpec& s : model_tensor_specs(c, Dtype::kF32)) {
     if (s.name != "tile_quarters.weight") continue;

@@ -55,7 +55,7 @@ TEST(TokenUniforms, AreTheNormalCdfOfTheNoiseInUnitRange) {
 std::vector<int64_t> pass_by_loop(const std::vector<int64_t>& tokens, const at::Tensor& logits,
                                   const at::Tensor& uniforms, int64_t mask_id, double temperature,
                                   double top_p, double sure, double share, int64_t* unsure,
-                                  int64_t grid_w = 0) {
+                                  int64_t grid_w = 0, int64_t quarter = -1) {
   const int64_t n = static_cast<int64_t>(tokens.size()), v = logits.size(-1);
   std::vector<int64_t> drawn(tokens.size());
   std::vector<double> confidence(tokens.size());
@@ -102,43 +102,57 @@ std::vector<int64_t> pass_by_loop(const std::vector<int64_t>& tokens, const at::
     ++masked;
     if (!is_sure(static_cast<size_t>(i))) ++below;
   }
-  if (*unsure < 0) *unsure = below;
+  const bool first = *unsure < 0;
+  if (first) *unsure = below;
   const int64_t stay = std::min<int64_t>(static_cast<int64_t>(std::floor(*unsure * share)), masked);
-  std::vector<int64_t> order(tokens.size());
-  for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return confidence[a] > confidence[b]; });
-  std::vector<int64_t> out(tokens.size(), mask_id);
-  if (grid_w > 0 && share > 0) {
-    // Note [Spread passes]: an unsure place shows when no unsure masked place in its 3x3
-    // neighbourhood is surer (or as sure and lower).
-    const auto candidate = [&](int64_t i) {
-      return tokens[static_cast<size_t>(i)] == mask_id && !is_sure(static_cast<size_t>(i));
-    };
+  const auto candidate = [&](int64_t i) {
+    return tokens[static_cast<size_t>(i)] == mask_id && !is_sure(static_cast<size_t>(i));
+  };
+  // Note [Tile passes]: before the last pass an unsure place may show only when no other unsure
+  // masked place of its tile is surer (or as sure and lower). The tile of place (r, c) at
+  // quarter q starts at the row and column where (r + q/2) and (c + q mod 2) are even.
+  const bool tiled = grid_w > 0 && share > 0;
+  std::vector<bool> eligible(tokens.size(), true);
+  if (tiled && quarter >= 0) {
     for (int64_t i = 0; i < n; ++i) {
-      const size_t at = static_cast<size_t>(i);
-      bool show = tokens[at] != mask_id || is_sure(at);
-      if (!show && candidate(i)) {
-        show = true;
-        const int64_t row = i / grid_w, col = i % grid_w;
-        for (int64_t dy = -1; dy <= 1; ++dy) {
-          for (int64_t dx = -1; dx <= 1; ++dx) {
-            const int64_t r2 = row + dy, c2 = col + dx, j = r2 * grid_w + c2;
-            if ((dy == 0 && dx == 0) || r2 < 0 || r2 >= n / grid_w || c2 < 0 || c2 >= grid_w ||
-                !candidate(j))
-              continue;
-            const double cj = confidence[static_cast<size_t>(j)], ci = confidence[at];
-            if (cj > ci || (cj == ci && j < i)) show = false;
-          }
+      if (!candidate(i)) continue;
+      const int64_t row = i / grid_w, col = i % grid_w;
+      const int64_t top = row - (row + quarter / 2) % 2, left = col - (col + quarter % 2) % 2;
+      for (int64_t r2 = top; r2 < top + 2; ++r2) {
+        for (int64_t c2 = left; c2 < left + 2; ++c2) {
+          const int64_t j = r2 * grid_w + c2;
+          if (j == i || r2 < 0 || r2 >= n / grid_w || c2 < 0 || c2 >= grid_w || !candidate(j))
+            continue;
+          const double cj = confidence[static_cast<size_t>(j)],
+                       ci = confidence[static_cast<size_t>(i)];
+          if (cj > ci || (cj == ci && j < i)) eligible[static_cast<size_t>(i)] = false;
         }
       }
-      if (show) out[at] = drawn[at];
+    }
+  }
+  std::vector<int64_t> out(tokens.size(), mask_id);
+  if (tiled && !first) {
+    // A later pass before the last shows every eligible place.
+    for (int64_t i = 0; i < n; ++i) {
+      const size_t at = static_cast<size_t>(i);
+      if (tokens[at] != mask_id || is_sure(at) || (candidate(i) && eligible[at]))
+        out[at] = drawn[at];
     }
     return out;
   }
+  // The schedule's count goes to the eligible places first (stable by confidence within each).
+  std::vector<int64_t> order(tokens.size());
+  for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+  const auto key = [&](int64_t i) {
+    return tiled && candidate(i) && !eligible[static_cast<size_t>(i)] ? confidence[i] - 3.0
+                                                                      : confidence[i];
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return key(a) > key(b); });
   for (int64_t r = 0; r < n; ++r) {
     const size_t i = static_cast<size_t>(order[static_cast<size_t>(r)]);
-    if (r < n - stay || is_sure(i)) out[i] = drawn[i];
+    const bool may = !tiled || !candidate(static_cast<int64_t>(i)) || eligible[i];
+    if ((r < n - stay && may) || is_sure(i)) out[i] = drawn[i];
   }
   return out;
 }
@@ -182,7 +196,9 @@ TEST(MaskedPass, MatchesAPerTokenLoop) {
   std::mt19937 random(std::random_device{}());
   for (int trial = 0; trial < 16; ++trial) {
     const int64_t n = 24, v = 9, mask_id = v;
-    const int64_t grid_w = trial >= 8 ? 6 : 0;  // Note [Spread passes] in rows of 6
+    // Note [Tile passes] in rows of 6, at each of the four grid phases and one unknown.
+    const int64_t grid_w = trial >= 6 ? 6 : 0;
+    const int64_t quarter = trial >= 6 ? trial % 5 - 1 : -1;
     // Peaked logits give some draws above `sure`.
     const at::Tensor logits = at::randn({1, 1, n, v}) * (trial % 4 < 2 ? 2.0 : 5.0);
     std::vector<int64_t> tokens(static_cast<size_t>(n), mask_id);
@@ -197,11 +213,13 @@ TEST(MaskedPass, MatchesAPerTokenLoop) {
     for (int k = 0; k < passes; ++k) {
       const at::Tensor uniforms = at::rand({1, 1, n});
       const at::Tensor in = at::tensor(tokens, at::kLong).view({1, 1, n});
+      PassTiles tiles;
+      if (grid_w > 0) tiles = {at::full({1, 1}, quarter, at::kLong), grid_w};
       const MaskedPass out = masked_pass(in, logits, uniforms, mask_id, temperature, top_p, sure,
-                                         stay_share(k, passes), unsure, grid_w);
+                                         stay_share(k, passes), unsure, tiles);
       const std::vector<int64_t> expected =
           pass_by_loop(tokens, logits[0][0], uniforms[0][0], mask_id, temperature, top_p, sure,
-                       stay_share(k, passes), &unsure_loop, grid_w);
+                       stay_share(k, passes), &unsure_loop, grid_w, quarter);
       unsure = out.unsure;
       EXPECT_EQ(out.unsure.item<int64_t>(), unsure_loop) << "trial " << trial << " pass " << k;
       for (int64_t i = 0; i < n; ++i) {
@@ -244,37 +262,50 @@ TEST(MaskedPass, ShowsSureDrawsFirstAndSpreadsTheUnsureOverThePasses) {
   EXPECT_EQ((pass.tokens == mask_id).sum().item<int64_t>(), 13);
 }
 
-// Note [Spread passes]: before the last pass no two unsure neighbours are shown together, and
-// each pass shows every unsure place surest in its neighbourhood, so a 16-place column that
-// scrolled in is drawn over the passes a place at a time around each one shown.
-TEST(MaskedPass, SpreadPassesShowNoTwoUnsureNeighboursTogether) {
+// Note [Tile passes]: a column that scrolled in holds the halves of 8 tiles, two unsure quarters
+// each. Before the last pass no two of one tile show together, so with three passes the first
+// quarters of the tiles show in the first two passes and each second one after its first.
+TEST(MaskedPass, TilePassesShowOneUnsureQuarterOfATileAtATime) {
+  std::mt19937 random(std::random_device{}());
+  at::manual_seed(random());
   const int64_t h = 16, w = 16, n = h * w, v = 7, mask_id = v;
-  // The last column is unsure (even logits with noise), the rest sure.
-  at::Tensor logits = at::randn({1, 1, n, v}) * 0.3;
-  at::Tensor sure_part = logits.view({1, 1, h, w, v}).slice(3, 0, w - 1);
-  sure_part.select(-1, 2).add_(20.0);
-  at::Tensor tokens = at::full({1, 1, n}, mask_id, at::kLong);
-  at::Tensor unsure;
-  for (int k = 0; k < 3; ++k) {
-    const at::Tensor before = tokens.clone();
-    MaskedPass pass = masked_pass(tokens, logits, at::rand({1, 1, n}), mask_id, 1.0, 1.0, 0.9,
-                                  stay_share(k, 3), unsure, w);
-    tokens = pass.tokens;
-    unsure = pass.unsure;
-    if (k == 0) {
-      EXPECT_EQ(unsure.item<int64_t>(), h);
-      EXPECT_TRUE((tokens.view({h, w}).slice(1, 0, w - 1) == 2).all().item<bool>());
+  for (const int64_t quarter : {0, 1, 2, 3}) {
+    // The last column is unsure (even logits with noise), the rest sure.
+    at::Tensor logits = at::randn({1, 1, n, v}) * 0.3;
+    logits.view({1, 1, h, w, v}).slice(3, 0, w - 1).select(-1, 2).add_(20.0);
+    const int64_t first_row = quarter / 2;  // the top row of the column's first whole tile
+    at::Tensor tokens = at::full({1, 1, n}, mask_id, at::kLong);
+    at::Tensor unsure;
+    std::vector<int> shown_in(static_cast<size_t>(h), -1);
+    for (int k = 0; k < 3; ++k) {
+      const at::Tensor before = tokens.clone();
+      MaskedPass pass =
+          masked_pass(tokens, logits, at::rand({1, 1, n}), mask_id, 1.0, 1.0, 0.9, stay_share(k, 3),
+                      unsure, PassTiles{at::full({1, 1}, quarter, at::kLong), w});
+      tokens = pass.tokens;
+      unsure = pass.unsure;
+      if (k == 0) {
+        EXPECT_EQ(unsure.item<int64_t>(), h);
+        EXPECT_TRUE((tokens.view({h, w}).slice(1, 0, w - 1) == 2).all().item<bool>());
+      }
+      const at::Tensor newly = ((before == mask_id) & (tokens != mask_id)).view({h, w});
+      for (int64_t r = 0; r < h; ++r) {
+        if (newly[r][w - 1].item<bool>()) shown_in[static_cast<size_t>(r)] = k;
+      }
     }
-    const at::Tensor newly = (before == mask_id) & (tokens != mask_id);
-    const at::Tensor column = newly.view({h, w}).select(1, w - 1);
-    const int64_t shown = column.sum().item<int64_t>();
-    if (k < 2) {
-      EXPECT_GT(shown, 0) << "pass " << k;
-      EXPECT_FALSE((column.slice(0, 0, h - 1) & column.slice(0, 1, h)).any().item<bool>())
-          << "pass " << k << ": two neighbours shown together";
+    EXPECT_EQ((tokens == mask_id).sum().item<int64_t>(), 0);
+    // Rows (first_row + 2i, first_row + 2i + 1) are one tile's; a row at the frame's edge whose
+    // tile hangs over it is alone.
+    for (int64_t top = first_row - 2; top < h; top += 2) {
+      if (top < 0 || top + 1 >= h) continue;
+      const int a = shown_in[static_cast<size_t>(top)], b = shown_in[static_cast<size_t>(top + 1)];
+      EXPECT_NE(a, b) << "quarter " << quarter << ": rows " << top << " and " << top + 1
+                      << " of one tile shown in one pass";
+      EXPECT_LT(std::min(a, b), 2) << "quarter " << quarter << " rows " << top;
     }
+    // The second pass shows every tile's first quarter still masked: none is left with both.
+    EXPECT_LE(std::count(shown_in.begin(), shown_in.end(), 2), h / 2);
   }
-  EXPECT_EQ((tokens == mask_id).sum().item<int64_t>(), 0);
 }
 
 TEST(MaskedPass, DrawsFromTheDistributionNotItsMode) {
