@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <string>
 #include <memory>
+#include <string>
 #include <system_error>
 
 #include "engine/core/atomic_file.h"
@@ -67,12 +67,10 @@ HeadlessReport run_headless(const HeadlessOptions& options, FrameSource& source)
   if (options.frames <= 0) throw Error("--frames", "must be positive");
   if (options.scale <= 0) throw Error("--scale", "must be positive");
   if (options.out_dir.empty()) throw Error("--out", "an output folder is required");
-  const int64_t wide = options.target_width > 0
-                           ? options.target_width
-                           : int64_t{source.width()} * options.scale;
-  const int64_t high = options.target_height > 0
-                           ? options.target_height
-                           : int64_t{source.height()} * options.scale;
+  const int64_t wide =
+      options.target_width > 0 ? options.target_width : int64_t{source.width()} * options.scale;
+  const int64_t high =
+      options.target_height > 0 ? options.target_height : int64_t{source.height()} * options.scale;
   if (wide > kMaxHeadlessSide || high > kMaxHeadlessSide) {
     throw Error("--scale", "the output would be " + std::to_string(wide) + "x" +
                                std::to_string(high) + " pixels; at most " +
@@ -135,8 +133,7 @@ HeadlessReport run_headless(const HeadlessOptions& options, FrameSource& source)
     const bool png = i == 0 || (options.png_every > 0 && i % options.png_every == 0);
     const std::string file = png ? frame_file_name(i) : std::string();
     if (png) {
-      write_png((dir / file).string(), target_width,
-                target_height, pixels);
+      write_png((dir / file).string(), target_width, target_height, pixels);
     }
     const double total_time = total.elapsed_ms();
     render_ms.push_back(static_cast<float>(render_time));
@@ -192,8 +189,7 @@ HeadlessReport run_headless(const HeadlessOptions& options, FrameSource& source)
       {"summary", summary},
       {"frames", options.frames},
       {"frames_file", kRecordsFile}};
-  write_file_atomically((dir / "run.json").string(),
-                        run.dump(2) + "\n");
+  write_file_atomically((dir / "run.json").string(), run.dump(2) + "\n");
   write_file_atomically((dir / "summary.json").string(), summary.dump(2) + "\n");
   return report;
 }

@@ -224,7 +224,8 @@ void InferenceThread::apply_one(const InferenceCommand& command) {
       control_->set_token_sure(command.value);
       error_.clear();
       if (recorder_) {
-        recorder_->note_change(source_.frame_index(), "token sure " + std::to_string(command.value));
+        recorder_->note_change(source_.frame_index(),
+                               "token sure " + std::to_string(command.value));
       }
       break;
     }

@@ -51,9 +51,9 @@ at::Tensor chunked_attention(const at::Tensor& q, const at::Tensor& k, const at:
   int64_t batch = 1;
   for (int64_t n : lead) batch *= n;
   // The slabs are written into buffers, which autograd cannot record (training on the CPU).
-  const bool recorded = at::GradMode::is_enabled() &&
-                        (q.requires_grad() || k.requires_grad() || v.requires_grad() ||
-                         (key_bias && key_bias->requires_grad()));
+  const bool recorded =
+      at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad() ||
+                                     (key_bias && key_bias->requires_grad()));
   if (recorded || batch == 0 || tq == 0 || tk == 0) {
     return reference_attention(q, k, v, std::nullopt, key_bias, scale);
   }

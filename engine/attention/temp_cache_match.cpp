@@ -46,18 +46,18 @@ at::Tensor match_keys(const MatchInputs& in) {
   const at::Tensor keys = unit(in.new_keys);  // [R, N, D]
   const at::Tensor entries = in.entry_keys.narrow(1, 0, capacity).narrow(2, 0, d);
   const at::Tensor valid = in.entry_valid.narrow(1, 0, capacity);
-  const at::Tensor inv_norm = in.entry_inv_norm.defined()
-                                  ? in.entry_inv_norm.narrow(1, 0, capacity)
-                                  : entries.to(at::kFloat).norm(2, {-1}).clamp_min(1e-12).reciprocal();
+  const at::Tensor inv_norm =
+      in.entry_inv_norm.defined()
+          ? in.entry_inv_norm.narrow(1, 0, capacity)
+          : entries.to(at::kFloat).norm(2, {-1}).clamp_min(1e-12).reciprocal();
 
   // 1. The co-located entry, if it still exists.
   const at::Tensor co_index = in.colocated.clamp_min(0);
   const at::Tensor co_keys =
       entries.gather(1, co_index.unsqueeze(-1).expand({rows, n, d})).to(at::kFloat);
   const at::Tensor co_cosine = (co_keys * keys).sum(-1) * inv_norm.gather(1, co_index);
-  const at::Tensor co_ok = in.colocated.ge(0)
-                               .logical_and(valid.gather(1, co_index))
-                               .logical_and(co_cosine.ge(in.tau));
+  const at::Tensor co_ok =
+      in.colocated.ge(0).logical_and(valid.gather(1, co_index)).logical_and(co_cosine.ge(in.tau));
   const at::Tensor target = at::where(co_ok, co_index, none);
   if (in.bits == 0) return target;
 

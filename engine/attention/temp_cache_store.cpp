@@ -259,12 +259,11 @@ void TempCacheStore::refresh_bias() {
 TempCacheStore::History TempCacheStore::history() const {
   const int64_t span = std::min(span_, table_.capacity);
   const at::Tensor valid = table_.valid.narrow(1, 0, span);
-  const at::Tensor bias =
-      at::where(valid, table_.counts.narrow(1, 0, span).clamp_min(1.0f).log(),
-                at::full({}, kPadBias, table_.counts.options()));
+  const at::Tensor bias = at::where(valid, table_.counts.narrow(1, 0, span).clamp_min(1.0f).log(),
+                                    at::full({}, kPadBias, table_.counts.options()));
   return {keys_.narrow(2, 0, span).narrow(3, 0, head_dim_),
-          values_.narrow(2, 0, span).narrow(3, 0, head_dim_),
-          bias.view({batch_, groups_, span}), valid.view({batch_, groups_, span})};
+          values_.narrow(2, 0, span).narrow(3, 0, head_dim_), bias.view({batch_, groups_, span}),
+          valid.view({batch_, groups_, span})};
 }
 
 void TempCacheStore::reconfigure(const TempCacheSettings& settings, int64_t budget) {

@@ -12,9 +12,13 @@ int64_t TempCacheStore::max_entries() const {
   return table_.valid.narrow(1, 0, table_.capacity).sum(1).max().item<int64_t>();
 }
 
-int64_t TempCacheStore::merges() const { return table_.merges.item<int64_t>(); }
+int64_t TempCacheStore::merges() const {
+  return table_.merges.item<int64_t>();
+}
 
-int64_t TempCacheStore::evictions() const { return table_.evictions.item<int64_t>(); }
+int64_t TempCacheStore::evictions() const {
+  return table_.evictions.item<int64_t>();
+}
 
 std::vector<int64_t> TempCacheStore::entries_per_group() const {
   const at::Tensor sums =

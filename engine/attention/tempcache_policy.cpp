@@ -52,9 +52,8 @@ void add_tempcache_stats(const TempCacheStore& store, HeadType type, int cells_p
 
 TempCachePolicy::TempCachePolicy(const ModelShape& shape, const nlohmann::json& settings)
     : shape_(shape),
-      settings_(
-          apply_tempcache_settings(TempCacheSettings{}, bounded_by_default(settings, shape),
-                                   shape.geometry, true, kWhere)) {
+      settings_(apply_tempcache_settings(TempCacheSettings{}, bounded_by_default(settings, shape),
+                                         shape.geometry, true, kWhere)) {
   reset();
 }
 

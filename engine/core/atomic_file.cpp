@@ -17,7 +17,8 @@ void write_file_atomically(const std::string& path, const void* data, size_t siz
   std::random_device entropy;
   const std::string temp = path + ".tmp" + std::to_string(entropy() % 1000000);
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(path, std::string("cannot create temporary file: ") + std::strerror(errno));
+  if (fd < 0)
+    throw Error(path, std::string("cannot create temporary file: ") + std::strerror(errno));
   const auto* bytes = static_cast<const uint8_t*>(data);
   size_t written = 0;
   while (written < size) {

@@ -37,8 +37,8 @@ std::string blas_kernels_for_cpu() {
   const bool fma = (c >> 12) & 1u, osxsave = (c >> 27) & 1u, avx = (c >> 28) & 1u;
   if (!osxsave || !avx) return "";
   const uint64_t state = xcr0();
-  const bool ymm = (state & 0x6u) == 0x6u;     // SSE and AVX state
-  const bool zmm = (state & 0xE6u) == 0xE6u;   // and the opmask and both halves of the ZMM state
+  const bool ymm = (state & 0x6u) == 0x6u;    // SSE and AVX state
+  const bool zmm = (state & 0xE6u) == 0xE6u;  // and the opmask and both halves of the ZMM state
   __cpuid_count(7, 0, a, b, c, d);
   const bool avx2 = (b >> 5) & 1u;
   const bool avx512 = ((b >> 16) & 1u) && ((b >> 17) & 1u) && ((b >> 28) & 1u) &&
@@ -64,8 +64,8 @@ std::string blas_kernels_to_ask_for() {
   if (wanted.empty() || used.empty()) return "";
   // OpenBLAS's kernels for x86 CPUs before AVX2: what a CPU it cannot name falls back to.
   static const std::array<const char*, 12> kGeneric = {
-      "prescott", "core2",  "penryn",  "dunnington", "nehalem", "sandybridge",
-      "katmai",   "coppermine", "northwood", "banias", "atom",  "unknown"};
+      "prescott", "core2",      "penryn",    "dunnington", "nehalem", "sandybridge",
+      "katmai",   "coppermine", "northwood", "banias",     "atom",    "unknown"};
   for (const char* generic : kGeneric) {
     if (used == generic) return wanted;
   }

@@ -13,8 +13,8 @@ namespace {
 struct Level {
   bool object = false;
   std::set<std::string> keys;
-  std::string key;     // the object's current key
-  int64_t begun = 0;   // the array's elements begun (a scalar counts once it is read)
+  std::string key;    // the object's current key
+  int64_t begun = 0;  // the array's elements begun (a scalar counts once it is read)
 };
 
 // The field being read: an array's element is the last begun one when the parser is inside it

@@ -23,10 +23,16 @@ void log(LogLevel level, const Args&... args) {
   log_message(level, out.str());
 }
 template <typename... Args>
-void log_info(const Args&... args) { log(LogLevel::kInfo, args...); }
+void log_info(const Args&... args) {
+  log(LogLevel::kInfo, args...);
+}
 template <typename... Args>
-void log_warning(const Args&... args) { log(LogLevel::kWarning, args...); }
+void log_warning(const Args&... args) {
+  log(LogLevel::kWarning, args...);
+}
 template <typename... Args>
-void log_error(const Args&... args) { log(LogLevel::kError, args...); }
+void log_error(const Args&... args) {
+  log(LogLevel::kError, args...);
+}
 
 }  // namespace wc

@@ -9,8 +9,8 @@
 namespace wc {
 
 struct Utf8Sequence {
-  uint32_t code = 0;   // the code point
-  size_t length = 0;   // its bytes; 0 when the bytes at the place are not valid UTF-8
+  uint32_t code = 0;  // the code point
+  size_t length = 0;  // its bytes; 0 when the bytes at the place are not valid UTF-8
 };
 
 // The valid UTF-8 sequence at text[i] (i < text.size()), or length 0 when the bytes there are not

@@ -115,9 +115,8 @@ std::vector<Action> parse_action_script(const std::string& text, const std::stri
     }
     const std::optional<Action> action = parse_action(tokens[0]);
     if (!action) {
-      fail(
-          source_name, line_number,
-          "unknown action " + quoted(tokens[0]) + " (expected none, up, down, left, right)");
+      fail(source_name, line_number,
+           "unknown action " + quoted(tokens[0]) + " (expected none, up, down, left, right)");
     }
     const int64_t count = tokens.size() == 2 ? parse_count(tokens[1], source_name, line_number) : 1;
     if (static_cast<int64_t>(actions.size()) + count > kMaxScriptActions) {

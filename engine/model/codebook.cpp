@@ -111,7 +111,8 @@ Codebook parse_codebook(const std::string& text, const std::string& where) {
     if (key != "colours") lines.fail("expected \"colours #rrggbb ...\"");
     while (in >> word) {
       std::array<uint8_t, 3> colour{};
-      if (!parse_colour(word, colour)) lines.fail("expected a colour #rrggbb, got \"" + word + "\"");
+      if (!parse_colour(word, colour))
+        lines.fail("expected a colour #rrggbb, got \"" + word + "\"");
       book.colours.push_back(colour);
     }
     if (static_cast<int>(book.colours.size()) != colours) {

@@ -27,9 +27,9 @@ inline constexpr int kMaxCodebookEntries = 1 << 17;
 inline constexpr int64_t kMaxCodebookBytes = int64_t{160} << 20;
 
 struct Codebook {
-  int patch = 8;                                   // a patch's side in pixels
-  std::vector<std::array<uint8_t, 3>> colours;     // RGB
-  std::vector<std::vector<uint8_t>> entries;       // patch * patch colour indices, row-major
+  int patch = 8;                                // a patch's side in pixels
+  std::vector<std::array<uint8_t, 3>> colours;  // RGB
+  std::vector<std::vector<uint8_t>> entries;    // patch * patch colour indices, row-major
   int size() const { return static_cast<int>(entries.size()); }
   // Entry `index` as RGB bytes, row-major (patch * patch * 3).
   std::vector<uint8_t> rgb(int index) const;

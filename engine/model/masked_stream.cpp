@@ -65,9 +65,9 @@ at::Tensor masked_stream_attention(const at::Tensor& q, const at::Tensor& k, con
     const int last = std::min(stream.frames, first + group_frames);
     const at::Tensor qs = frames_of(q, first, last);
     const at::Tensor ks = frames_of(k, 0, last), vs = frames_of(v, 0, last);
-    out.push_back(last - first == 1
-                      ? attention::attention(qs, ks, vs)
-                      : attention::masked_attention(qs, ks, vs, group_mask(first, last, n, q.device())));
+    out.push_back(last - first == 1 ? attention::attention(qs, ks, vs)
+                                    : attention::masked_attention(
+                                          qs, ks, vs, group_mask(first, last, n, q.device())));
   }
   for (size_t r = 0; r < stream.copies.size(); ++r) {
     const int c = stream.copies[r];

@@ -51,8 +51,8 @@ int64_t parameter_count(const ModelConfig& config) {
 
 // The largest transient of one forward over `tokens` queries against `keys` keys, in
 // `element` bytes: the MLP's hidden activations and, unfused, the float32 attention logits.
-int64_t forward_transient(const ModelConfig& config, int64_t tokens, int64_t keys,
-                          int64_t element, bool fused_attention) {
+int64_t forward_transient(const ModelConfig& config, int64_t tokens, int64_t keys, int64_t element,
+                          bool fused_attention) {
   const int64_t mlp = times(times(tokens, config.mlp), element);
   const int64_t logits =
       fused_attention ? 0 : times(times(times(config.heads, tokens), keys), int64_t{4} * 2);
@@ -115,9 +115,9 @@ MemoryNeed play_memory(const ModelConfig& config, const FrameSize& size, at::Sca
   const int64_t block_tokens = times(tokens_per_frame, config.frames_per_block);
   const int64_t frames = std::max<int64_t>(window_frames, config.frames_per_block);
   const int64_t keys = times(tokens_per_frame, frames);
-  const int64_t cache = times(times(times(keys, int64_t{2} * config.layers),
-                                    int64_t{config.heads} * config.head_dim),
-                              element);
+  const int64_t cache =
+      times(times(times(keys, int64_t{2} * config.layers), int64_t{config.heads} * config.head_dim),
+            element);
   const bool fused = device.is_cuda();
   const int64_t transient = forward_transient(config, block_tokens, keys, element, fused);
   // The model is built and loaded in float32 on the host, then moved.
@@ -146,10 +146,12 @@ MemoryNeed training_memory(const ModelConfig& config, at::Device device, int64_t
   // Every layer keeps its inputs and MLP activations for the backward pass (bf16 under
   // autocast on CUDA, float32 on the CPU); attention is fused on CUDA.
   const int64_t element = device.is_cuda() ? 2 : 4;
-  const int64_t per_layer = times(times(batch, tokens), times(int64_t{8} * config.hidden + 2 * config.mlp, element));
+  const int64_t per_layer =
+      times(times(batch, tokens), times(int64_t{8} * config.hidden + 2 * config.mlp, element));
   int64_t activations = times(per_layer, config.layers);
   if (!device.is_cuda()) {
-    activations = plus(activations, times(times(times(batch, config.heads), times(tokens, tokens)), 4 * config.layers));
+    activations = plus(activations, times(times(times(batch, config.heads), times(tokens, tokens)),
+                                          4 * config.layers));
   }
   MemoryNeed need;
   need.detail = format_bytes(state) + " of weights, gradients, moments and EMA, " +

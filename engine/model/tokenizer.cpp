@@ -22,7 +22,8 @@ Tokenizer::Tokenizer(const Codebook& book, at::Device device) : patch_(book.patc
     const std::vector<uint8_t>& entry = book.entries[static_cast<size_t>(e)];
     for (int c = 0; c < 3; ++c) {
       for (int64_t i = 0; i < pixels; ++i) {
-        out[(e * 3 + c) * pixels + i] = book.colours[entry[static_cast<size_t>(i)]][static_cast<size_t>(c)];
+        out[(e * 3 + c) * pixels + i] =
+            book.colours[entry[static_cast<size_t>(i)]][static_cast<size_t>(c)];
       }
     }
   }
@@ -33,7 +34,8 @@ Tokenizer::Tokenizer(const Codebook& book, at::Device device) : patch_(book.patc
 
 at::Tensor Tokenizer::encode(const at::Tensor& frames, at::Tensor* misses) const {
   const at::NoGradGuard no_grad;
-  TORCH_CHECK(frames.dim() == 5 && frames.size(2) == 3, "Tokenizer: frames must be [B, F, 3, H, W]");
+  TORCH_CHECK(frames.dim() == 5 && frames.size(2) == 3,
+              "Tokenizer: frames must be [B, F, 3, H, W]");
   const int64_t b = frames.size(0), f = frames.size(1);
   const int64_t h = frames.size(3) / patch_, w = frames.size(4) / patch_;
   TORCH_CHECK(h * patch_ == frames.size(3) && w * patch_ == frames.size(4),
@@ -45,8 +47,8 @@ at::Tensor Tokenizer::encode(const at::Tensor& frames, at::Tensor* misses) const
   for (int64_t start = 0; start < patches.size(0); start += kEncodeChunk) {
     const at::Tensor x = patches.slice(0, start, start + kEncodeChunk);
     // ‖x − e‖² = ‖x‖² − 2·x·e + ‖e‖², exact in float32 for byte values (Note [Patch tokens]).
-    const at::Tensor d = (x * x).sum(1, /*keepdim=*/true) - 2.0 * at::matmul(x, entries_.t()) +
-                         norms_.unsqueeze(0);
+    const at::Tensor d =
+        (x * x).sum(1, /*keepdim=*/true) - 2.0 * at::matmul(x, entries_.t()) + norms_.unsqueeze(0);
     const auto [best, index] = d.min(1);
     tokens.push_back(index);
     distances.push_back(best);

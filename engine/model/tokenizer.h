@@ -34,9 +34,9 @@ class Tokenizer {
 
  private:
   int patch_;
-  at::Tensor entries_;    // [V, 3·p·p] float32 byte values, channel-major like patchify
-  at::Tensor norms_;      // [V] float32 squared norms of the entries
-  at::Tensor unit_;       // [V, 3·p·p] float32 entries as frame values byte / 127.5 − 1
+  at::Tensor entries_;  // [V, 3·p·p] float32 byte values, channel-major like patchify
+  at::Tensor norms_;    // [V] float32 squared norms of the entries
+  at::Tensor unit_;     // [V, 3·p·p] float32 entries as frame values byte / 127.5 − 1
 };
 
 }  // namespace wc::model

@@ -11,7 +11,6 @@
 
 namespace wc::train {
 
-
 class AdamW {
  public:
   // Parameters with two or more dimensions are decayed; vectors (biases, norm weights) are not.

@@ -41,7 +41,8 @@ void ExploringAgent::decide() {
     const int length = std::uniform_int_distribution<int>(
         4, std::max(4, std::min<int>(style_.max_return_frames, static_cast<int>(moves_.size()))))(
         rng_);
-    const size_t begin = moves_.size() - std::min<size_t>(moves_.size(), static_cast<size_t>(length));
+    const size_t begin =
+        moves_.size() - std::min<size_t>(moves_.size(), static_cast<size_t>(length));
     return_.clear();
     for (size_t i = begin; i < moves_.size(); ++i) return_.push_back(opposite(moves_[i]));
     current_ = Action::kNone;

@@ -23,7 +23,8 @@ at::Tensor motion_weights(const at::Tensor& frames, const at::Tensor& positions,
   const at::Tensor p = positions.to(frames.device(), at::kLong);
   const at::Tensor consecutive =
       (p.slice(1, frames_per_block) - p.slice(1, frames_per_block - 1, f - 1)) == 1;
-  const at::Tensor weighted = moved & consecutive.view({frames.size(0), f - frames_per_block, 1, 1, 1});
+  const at::Tensor weighted =
+      moved & consecutive.view({frames.size(0), f - frames_per_block, 1, 1, 1});
   return 1.0 + loss.motion_weight * weighted.to(at::kFloat);
 }
 

@@ -6,7 +6,6 @@
 
 namespace wc::train {
 
-
 // [B, F − fpb, 1, H, W] float32 weights for the noisy frames (fpb..F−1) of a clip batch's true
 // frames [B, F, C, H, W] with their absolute positions [B, F], computed where `frames` are (the
 // trainer passes its device copy: on 2 CPU cores a batch of 32 clips takes 0.4 s). A frame whose

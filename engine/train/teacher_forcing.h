@@ -14,7 +14,6 @@
 
 namespace wc::train {
 
-
 struct TeacherForcingBatch {
   model::FrameBatch input;  // [B, F + F − fpb, ...] context frames, then the noisy frames
                             // (attend with two_stream_mask: the same for every batch)

@@ -42,7 +42,9 @@ std::vector<std::string> parameter_names(const model::CausalDiTImpl& model) {
 // one is in place.
 namespace {
 
-int remove_entry(const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }
+int remove_entry(const char* path, const struct stat*, int, struct FTW*) {
+  return ::remove(path);
+}
 
 void remove_tree(const std::string& path) {
   struct stat info;
@@ -152,7 +154,8 @@ bool load_train_state(const std::string& directory, model::CausalDiTImpl& model,
   check_finite(checkpoint);
   const auto meta = [&](const std::string& key) {
     const auto it = checkpoint.metadata().find(key);
-    if (it == checkpoint.metadata().end()) throw Error(checkpoint.path(), "metadata '" + key + "' missing");
+    if (it == checkpoint.metadata().end())
+      throw Error(checkpoint.path(), "metadata '" + key + "' missing");
     return it->second;
   };
   if (meta("format") != "worldcast-train-state") {

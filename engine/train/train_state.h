@@ -26,8 +26,9 @@ void save_train_state(const std::string& directory, model::CausalDiTImpl& model,
                       const TrainProgress& progress, const std::string& dtype);
 
 // Reads a state written by save_train_state into the model, EMA and optimiser (which must have
-// the same architecture), after recover_directory. Returns false when `directory` holds no state; throws wc::Error naming
-// the file and tensor when it is incomplete, of another architecture or not finite.
+// the same architecture), after recover_directory. Returns false when `directory` holds no state;
+// throws wc::Error naming the file and tensor when it is incomplete, of another architecture or not
+// finite.
 bool load_train_state(const std::string& directory, model::CausalDiTImpl& model,
                       std::vector<at::Tensor>& ema, AdamW& optimizer, TrainProgress* progress);
 

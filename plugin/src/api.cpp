@@ -28,7 +28,8 @@ constexpr size_t kFrameRequestV1 = 32;
 constexpr size_t kFrameV1 = 80;
 constexpr size_t kVulkanExportV1 = 112;
 constexpr size_t kStatsV1 = 224;
-static_assert(sizeof(wc_runtime_desc) >= kRuntimeDescV1 && sizeof(wc_session_desc) >= kSessionDescV1 &&
+static_assert(sizeof(wc_runtime_desc) >= kRuntimeDescV1 &&
+                  sizeof(wc_session_desc) >= kSessionDescV1 &&
                   sizeof(wc_session_info) >= kSessionInfoV1 &&
                   sizeof(wc_frame_request) >= kFrameRequestV1 && sizeof(wc_frame) >= kFrameV1 &&
                   sizeof(wc_vulkan_export) >= kVulkanExportV1 && sizeof(wc_stats) >= kStatsV1,
@@ -36,7 +37,7 @@ static_assert(sizeof(wc_runtime_desc) >= kRuntimeDescV1 && sizeof(wc_session_des
 
 HandleTable<Runtime>& runtimes() {
   static auto* table = new HandleTable<Runtime>(HandleTag::kRuntime);  // never destroyed: see
-  return *table;  // Note [Static lifetime]
+  return *table;                                                       // Note [Static lifetime]
 }
 HandleTable<PluginSession>& sessions() {
   static auto* table = new HandleTable<PluginSession>(HandleTag::kSession);
@@ -129,21 +130,36 @@ WC_API uint32_t wc_abi_version(void) {
 
 WC_API const char* wc_result_string(wc_result result) {
   switch (result) {
-    case WC_RESULT_OK: return "WC_RESULT_OK";
-    case WC_RESULT_NOT_READY: return "WC_RESULT_NOT_READY";
-    case WC_RESULT_FRAME_DROPPED: return "WC_RESULT_FRAME_DROPPED";
-    case WC_RESULT_INCOMPLETE: return "WC_RESULT_INCOMPLETE";
-    case WC_RESULT_ERROR_INVALID_ARGUMENT: return "WC_RESULT_ERROR_INVALID_ARGUMENT";
-    case WC_RESULT_ERROR_INVALID_HANDLE: return "WC_RESULT_ERROR_INVALID_HANDLE";
-    case WC_RESULT_ERROR_OUT_OF_MEMORY: return "WC_RESULT_ERROR_OUT_OF_MEMORY";
-    case WC_RESULT_ERROR_UNSUPPORTED: return "WC_RESULT_ERROR_UNSUPPORTED";
-    case WC_RESULT_ERROR_VERSION_MISMATCH: return "WC_RESULT_ERROR_VERSION_MISMATCH";
-    case WC_RESULT_ERROR_BAD_CHECKPOINT: return "WC_RESULT_ERROR_BAD_CHECKPOINT";
-    case WC_RESULT_ERROR_DEVICE_LOST: return "WC_RESULT_ERROR_DEVICE_LOST";
-    case WC_RESULT_ERROR_INTERNAL: return "WC_RESULT_ERROR_INTERNAL";
-    case WC_RESULT_ERROR_BUFFER_TOO_SMALL: return "WC_RESULT_ERROR_BUFFER_TOO_SMALL";
-    case WC_RESULT_ERROR_IO: return "WC_RESULT_ERROR_IO";
-    default: return "WC_RESULT_UNKNOWN";
+    case WC_RESULT_OK:
+      return "WC_RESULT_OK";
+    case WC_RESULT_NOT_READY:
+      return "WC_RESULT_NOT_READY";
+    case WC_RESULT_FRAME_DROPPED:
+      return "WC_RESULT_FRAME_DROPPED";
+    case WC_RESULT_INCOMPLETE:
+      return "WC_RESULT_INCOMPLETE";
+    case WC_RESULT_ERROR_INVALID_ARGUMENT:
+      return "WC_RESULT_ERROR_INVALID_ARGUMENT";
+    case WC_RESULT_ERROR_INVALID_HANDLE:
+      return "WC_RESULT_ERROR_INVALID_HANDLE";
+    case WC_RESULT_ERROR_OUT_OF_MEMORY:
+      return "WC_RESULT_ERROR_OUT_OF_MEMORY";
+    case WC_RESULT_ERROR_UNSUPPORTED:
+      return "WC_RESULT_ERROR_UNSUPPORTED";
+    case WC_RESULT_ERROR_VERSION_MISMATCH:
+      return "WC_RESULT_ERROR_VERSION_MISMATCH";
+    case WC_RESULT_ERROR_BAD_CHECKPOINT:
+      return "WC_RESULT_ERROR_BAD_CHECKPOINT";
+    case WC_RESULT_ERROR_DEVICE_LOST:
+      return "WC_RESULT_ERROR_DEVICE_LOST";
+    case WC_RESULT_ERROR_INTERNAL:
+      return "WC_RESULT_ERROR_INTERNAL";
+    case WC_RESULT_ERROR_BUFFER_TOO_SMALL:
+      return "WC_RESULT_ERROR_BUFFER_TOO_SMALL";
+    case WC_RESULT_ERROR_IO:
+      return "WC_RESULT_ERROR_IO";
+    default:
+      return "WC_RESULT_UNKNOWN";
   }
 }
 
@@ -161,13 +177,13 @@ WC_API wc_result wc_runtime_create(const wc_runtime_desc* desc, wc_runtime* out_
     *out_runtime = WC_NULL_HANDLE;
     const wc_runtime_desc d = read_struct(desc, kRuntimeDescV1, "desc");
     if (WC_VERSION_MAJOR(d.abi_version) != WC_VERSION_MAJOR(WC_ABI_VERSION)) {
-      throw PluginError(WC_RESULT_ERROR_VERSION_MISMATCH,
-                        "the host was built for ABI " + std::to_string(WC_VERSION_MAJOR(d.abi_version)) +
-                            "." + std::to_string(WC_VERSION_MINOR(d.abi_version)) +
-                            ", this library implements " +
-                            std::to_string(WC_VERSION_MAJOR(WC_ABI_VERSION)) + "." +
-                            std::to_string(WC_VERSION_MINOR(WC_ABI_VERSION)) +
-                            " (set desc.abi_version = WC_ABI_VERSION)");
+      throw PluginError(
+          WC_RESULT_ERROR_VERSION_MISMATCH,
+          "the host was built for ABI " + std::to_string(WC_VERSION_MAJOR(d.abi_version)) + "." +
+              std::to_string(WC_VERSION_MINOR(d.abi_version)) + ", this library implements " +
+              std::to_string(WC_VERSION_MAJOR(WC_ABI_VERSION)) + "." +
+              std::to_string(WC_VERSION_MINOR(WC_ABI_VERSION)) +
+              " (set desc.abi_version = WC_ABI_VERSION)");
     }
     auto runtime = std::make_shared<Runtime>(d);
     ScopedLogTarget log(runtime->log_target());
@@ -202,19 +218,20 @@ WC_API wc_result wc_runtime_destroy(wc_runtime runtime_handle) {
 
 WC_API wc_result wc_runtime_vulkan_device_extensions(wc_runtime runtime_handle, const char** names,
                                                      uint32_t capacity, uint32_t* count) {
-  return call_guarded("wc_runtime_vulkan_device_extensions", nullptr, WC_RESULT_ERROR_INTERNAL, [&] {
-    const std::shared_ptr<Runtime> runtime = find_runtime(runtime_handle);
-    ScopedLogTarget log(runtime->log_target());
-    if (!count) throw PluginError(WC_RESULT_ERROR_INVALID_ARGUMENT, "count is NULL");
-    if (!names && capacity > 0) {
-      throw PluginError(WC_RESULT_ERROR_INVALID_ARGUMENT, "names is NULL but capacity > 0");
-    }
-    const std::vector<const char*>& list = runtime->vulkan()->host_extensions();
-    *count = static_cast<uint32_t>(list.size());
-    const size_t fill = std::min<size_t>(capacity, list.size());
-    std::copy_n(list.begin(), fill, names);
-    return names && fill < list.size() ? WC_RESULT_INCOMPLETE : WC_RESULT_OK;
-  });
+  return call_guarded(
+      "wc_runtime_vulkan_device_extensions", nullptr, WC_RESULT_ERROR_INTERNAL, [&] {
+        const std::shared_ptr<Runtime> runtime = find_runtime(runtime_handle);
+        ScopedLogTarget log(runtime->log_target());
+        if (!count) throw PluginError(WC_RESULT_ERROR_INVALID_ARGUMENT, "count is NULL");
+        if (!names && capacity > 0) {
+          throw PluginError(WC_RESULT_ERROR_INVALID_ARGUMENT, "names is NULL but capacity > 0");
+        }
+        const std::vector<const char*>& list = runtime->vulkan()->host_extensions();
+        *count = static_cast<uint32_t>(list.size());
+        const size_t fill = std::min<size_t>(capacity, list.size());
+        std::copy_n(list.begin(), fill, names);
+        return names && fill < list.size() ? WC_RESULT_INCOMPLETE : WC_RESULT_OK;
+      });
 }
 
 WC_API wc_result wc_session_create(wc_runtime runtime_handle, const wc_session_desc* desc,
@@ -253,10 +270,9 @@ WC_API wc_result wc_session_destroy(wc_session session_handle) {
 
 WC_API wc_result wc_session_last_error(wc_session session, char* buffer, uint32_t capacity,
                                        uint32_t* length) {
-  return with_session("wc_session_last_error", session, WC_RESULT_ERROR_INTERNAL,
-                      [&](PluginSession& s) {
-                        return copy_out_string(s.last_error(), buffer, capacity, length);
-                      });
+  return with_session(
+      "wc_session_last_error", session, WC_RESULT_ERROR_INTERNAL,
+      [&](PluginSession& s) { return copy_out_string(s.last_error(), buffer, capacity, length); });
 }
 
 WC_API wc_result wc_session_get_info(wc_session session, wc_session_info* out_info) {
@@ -279,27 +295,24 @@ WC_API wc_result wc_session_push_action(wc_session session, int32_t action) {
 }
 
 WC_API wc_result wc_session_step(wc_session session, uint32_t flags) {
-  return with_session("wc_session_step", session, WC_RESULT_ERROR_INTERNAL,
-                      [&](PluginSession& s) {
-                        s.step(flags);
-                        return WC_RESULT_OK;
-                      });
+  return with_session("wc_session_step", session, WC_RESULT_ERROR_INTERNAL, [&](PluginSession& s) {
+    s.step(flags);
+    return WC_RESULT_OK;
+  });
 }
 
 WC_API wc_result wc_session_reset(wc_session session, uint64_t seed) {
-  return with_session("wc_session_reset", session, WC_RESULT_ERROR_INTERNAL,
-                      [&](PluginSession& s) {
-                        s.reset(seed);
-                        return WC_RESULT_OK;
-                      });
+  return with_session("wc_session_reset", session, WC_RESULT_ERROR_INTERNAL, [&](PluginSession& s) {
+    s.reset(seed);
+    return WC_RESULT_OK;
+  });
 }
 
 WC_API wc_result wc_session_get_frame(wc_session session, const wc_frame_request* request,
                                       wc_frame* out_frame) {
   return with_session("wc_session_get_frame", session, WC_RESULT_ERROR_INTERNAL,
                       [&](PluginSession& s) {
-                        const wc_frame_request r =
-                            read_struct(request, kFrameRequestV1, "request");
+                        const wc_frame_request r = read_struct(request, kFrameRequestV1, "request");
                         check_out_struct(out_frame, kFrameV1, "out_frame");
                         wc_frame frame{};
                         frame.struct_size = static_cast<uint32_t>(sizeof(frame));
@@ -354,28 +367,25 @@ WC_API wc_result wc_session_set_settings(wc_session session, const char* setting
 
 WC_API wc_result wc_session_get_settings(wc_session session, char* buffer, uint32_t capacity,
                                          uint32_t* length) {
-  return with_session("wc_session_get_settings", session, WC_RESULT_ERROR_INTERNAL,
-                      [&](PluginSession& s) {
-                        return copy_out_string(s.settings(), buffer, capacity, length);
-                      });
+  return with_session(
+      "wc_session_get_settings", session, WC_RESULT_ERROR_INTERNAL,
+      [&](PluginSession& s) { return copy_out_string(s.settings(), buffer, capacity, length); });
 }
 
 WC_API wc_result wc_session_set_policy(wc_session session, const char* policy,
                                        const char* settings_json) {
-  return with_session("wc_session_set_policy", session, WC_RESULT_ERROR_INVALID_ARGUMENT,
-                      [&](PluginSession& s) {
-                        s.set_policy(required_text(policy, "policy"),
-                                     settings_json ? settings_json : "{}");
-                        return WC_RESULT_OK;
-                      });
+  return with_session(
+      "wc_session_set_policy", session, WC_RESULT_ERROR_INVALID_ARGUMENT, [&](PluginSession& s) {
+        s.set_policy(required_text(policy, "policy"), settings_json ? settings_json : "{}");
+        return WC_RESULT_OK;
+      });
 }
 
 WC_API wc_result wc_session_save_state(wc_session session, const char* path) {
-  return with_session("wc_session_save_state", session, WC_RESULT_ERROR_IO,
-                      [&](PluginSession& s) {
-                        s.save_state(required_text(path, "path"));
-                        return WC_RESULT_OK;
-                      });
+  return with_session("wc_session_save_state", session, WC_RESULT_ERROR_IO, [&](PluginSession& s) {
+    s.save_state(required_text(path, "path"));
+    return WC_RESULT_OK;
+  });
 }
 
 WC_API wc_result wc_session_load_state(wc_session session, const char* path) {

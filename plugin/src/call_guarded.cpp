@@ -6,8 +6,8 @@
 #include <new>
 
 #include "engine/core/error.h"
-#include "engine/model/memory_budget.h"
 #include "engine/core/log.h"
+#include "engine/model/memory_budget.h"
 #include "plugin/src/plugin_error.h"
 
 namespace wc::plugin {

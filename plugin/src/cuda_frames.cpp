@@ -76,9 +76,9 @@ class CudaRing final : public CudaFrameRing {
     // The slot's previous upload reads pinned_[i]: it must be done before we overwrite it.
     cuda_check(cudaEventSynchronize(copied_[i]), "cudaEventSynchronize");
     std::memcpy(pinned_[i], rgba, bytes_);
-    cuda_check(cudaMemcpyAsync(device_ptrs_[i], pinned_[i], bytes_, cudaMemcpyHostToDevice,
-                               stream_),
-               "cudaMemcpyAsync (frame upload)");
+    cuda_check(
+        cudaMemcpyAsync(device_ptrs_[i], pinned_[i], bytes_, cudaMemcpyHostToDevice, stream_),
+        "cudaMemcpyAsync (frame upload)");
     cuda_check(cudaEventRecord(copied_[i], stream_), "cudaEventRecord");
   }
   uint64_t pointer(int slot) const override {

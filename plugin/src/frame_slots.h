@@ -33,8 +33,8 @@ class FrameSlots {
   void cancel(int slot) { slots_[static_cast<size_t>(slot)].held = false; }
 
   uint64_t token(int slot) const {
-    return (slots_[static_cast<size_t>(slot)].serial << 16) |
-           (static_cast<uint64_t>(kind_) << 8) | static_cast<uint64_t>(slot);
+    return (slots_[static_cast<size_t>(slot)].serial << 16) | (static_cast<uint64_t>(kind_) << 8) |
+           static_cast<uint64_t>(slot);
   }
 
   // Whether `token` names a slot of this ring (any serial).

@@ -34,10 +34,14 @@ std::vector<const LogTarget*>& targets() {
 
 int32_t to_c_level(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return WC_LOG_DEBUG;
-    case LogLevel::kInfo: return WC_LOG_INFO;
-    case LogLevel::kWarning: return WC_LOG_WARNING;
-    case LogLevel::kError: return WC_LOG_ERROR;
+    case LogLevel::kDebug:
+      return WC_LOG_DEBUG;
+    case LogLevel::kInfo:
+      return WC_LOG_INFO;
+    case LogLevel::kWarning:
+      return WC_LOG_WARNING;
+    case LogLevel::kError:
+      return WC_LOG_ERROR;
   }
   return WC_LOG_ERROR;
 }

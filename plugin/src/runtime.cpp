@@ -15,8 +15,7 @@ Runtime::Runtime(const wc_runtime_desc& desc) {
     throw PluginError(WC_RESULT_ERROR_INVALID_ARGUMENT,
                       "log_level must be a WC_LOG_* value, got " + std::to_string(desc.log_level));
   }
-  constexpr uint32_t kKnownFlags = WC_RUNTIME_FLAG_DEVICE_UUID |
-                                   WC_RUNTIME_FLAG_VULKAN_VALIDATION |
+  constexpr uint32_t kKnownFlags = WC_RUNTIME_FLAG_DEVICE_UUID | WC_RUNTIME_FLAG_VULKAN_VALIDATION |
                                    WC_RUNTIME_FLAG_VULKAN_DEVICE_LOCAL;
   if (desc.flags & ~kKnownFlags) {
     char hex[16];
@@ -67,9 +66,9 @@ void Runtime::choose_device(const wc_runtime_desc& desc) {
       break;
     }
     default:
-      throw PluginError(WC_RESULT_ERROR_INVALID_ARGUMENT,
-                        "device must be WC_DEVICE_AUTO, _CPU or _CUDA, got " +
-                            std::to_string(desc.device));
+      throw PluginError(
+          WC_RESULT_ERROR_INVALID_ARGUMENT,
+          "device must be WC_DEVICE_AUTO, _CPU or _CUDA, got " + std::to_string(desc.device));
   }
 }
 

@@ -84,8 +84,7 @@ void VulkanDevice::create_instance(bool validation) {
   if (validation) {
     if (!ui::vk::validation_layer_available()) {
       throw PluginError(WC_RESULT_ERROR_UNSUPPORTED,
-                        std::string("Vulkan validation requested but ") +
-                            ui::vk::kValidationLayer +
+                        std::string("Vulkan validation requested but ") + ui::vk::kValidationLayer +
                             " is not installed (Debian: vulkan-validationlayers)");
     }
     layers.push_back(ui::vk::kValidationLayer);
@@ -170,10 +169,10 @@ void VulkanDevice::pick_physical_device(const VulkanDeviceOptions& options) {
     std::memcpy(device_uuid_.data(), id.deviceUUID, VK_UUID_SIZE);
     std::memcpy(driver_uuid_.data(), id.driverUUID, VK_UUID_SIZE);
     semaphore_export_ = timeline_semaphore_exportable(device);
-    log_info("plugin vulkan: ", p.deviceName, semaphore_export_
-                                                   ? " (memory and timeline semaphore export)"
-                                                   : " (memory export; no exportable timeline "
-                                                     "semaphore: frames are host-synchronous)");
+    log_info("plugin vulkan: ", p.deviceName,
+             semaphore_export_ ? " (memory and timeline semaphore export)"
+                               : " (memory export; no exportable timeline "
+                                 "semaphore: frames are host-synchronous)");
     return;
   }
   throw PluginError(WC_RESULT_ERROR_UNSUPPORTED,

@@ -18,7 +18,7 @@ namespace wc::plugin {
 using Uuid = std::array<uint8_t, VK_UUID_SIZE>;
 
 struct VulkanDeviceOptions {
-  bool validation = false;     // VK_LAYER_KHRONOS_validation + the project's counting messenger
+  bool validation = false;  // VK_LAYER_KHRONOS_validation + the project's counting messenger
   std::optional<Uuid> device_uuid;  // else the first capable device
 };
 

@@ -141,9 +141,10 @@ void VulkanFrameRing::create_ring_buffer() {
 
   const uint32_t type_bits = requirements.memoryRequirements.memoryTypeBits;
   const std::optional<uint32_t> type =
-      device_local_ ? device_->find_memory_type(type_bits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)
-                    : device_->find_memory_type(type_bits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                                               VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+      device_local_
+          ? device_->find_memory_type(type_bits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)
+          : device_->find_memory_type(type_bits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                                     VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
   if (!type) {
     throw PluginError(WC_RESULT_ERROR_UNSUPPORTED,
                       device_local_ ? "no device-local memory type for an exportable buffer"
@@ -310,8 +311,8 @@ uint64_t VulkanFrameRing::write(int slot, const uint8_t* rgba) {
   barrier.dstAccessMask = 0;
   barrier.srcQueueFamilyIndex = device_->queue_family();
   barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_EXTERNAL;
-  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
-                       0, 0, nullptr, 1, &barrier, 0, nullptr);
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0,
+                       0, nullptr, 1, &barrier, 0, nullptr);
   vk_check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
   return submit(index, &cmd, 1);
 }

@@ -75,11 +75,11 @@ TEST(ChunkedAttention, EqualsReferenceAcrossSlabs) {
     at::ScalarType dtype;
   };
   const std::vector<Case> cases = {
-      {{2, 3}, {2, 3}, 9, 12, 16, 16, false, at::kFloat},        // one slab
-      {{3}, {3}, 45, 100000, 8, 8, true, at::kFloat},            // rows in slabs of 20, last 5
-      {{1, 3}, {1, 3}, 30, 50000, 8, 4, false, at::kFloat},      // one entry at a time
-      {{2, 1, 4}, {1, 5, 4}, 7, 900, 16, 16, true, at::kFloat},  // leading dims broadcast
-      {{1, 8}, {1, 8}, 256, 8448, 32, 32, false, at::kBFloat16}, // a token frame, 32-frame window
+      {{2, 3}, {2, 3}, 9, 12, 16, 16, false, at::kFloat},         // one slab
+      {{3}, {3}, 45, 100000, 8, 8, true, at::kFloat},             // rows in slabs of 20, last 5
+      {{1, 3}, {1, 3}, 30, 50000, 8, 4, false, at::kFloat},       // one entry at a time
+      {{2, 1, 4}, {1, 5, 4}, 7, 900, 16, 16, true, at::kFloat},   // leading dims broadcast
+      {{1, 8}, {1, 8}, 256, 8448, 32, 32, false, at::kBFloat16},  // a token frame, 32-frame window
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];

@@ -293,8 +293,8 @@ TEST(TempCache, VectorisedMatcherEqualsLoop) {
       in.capacity = cap;
       // Slots with holes, in a shuffled insertion order (Note [TempCache slots]).
       in.entry_valid = at::rand({rows, cap + 1}, gen).lt(0.8);
-      in.entry_seq = at::stack({at::randperm(cap + 1, gen), at::randperm(cap + 1, gen),
-                                at::randperm(cap + 1, gen)});
+      in.entry_seq = at::stack(
+          {at::randperm(cap + 1, gen), at::randperm(cap + 1, gen), at::randperm(cap + 1, gen)});
       const at::Tensor projections = lsh_projections(rows, d, bits, seed, at::kCPU);
       in.entry_codes = lsh_codes(in.entry_keys.narrow(2, 0, d), projections);
       in.colocated = at::randint(-1, n, {rows, n}, gen, at::TensorOptions().dtype(at::kLong));
@@ -392,8 +392,7 @@ class DispatchCounter {
     ops() = 0;
     syncs().clear();
     handle_ = at::addThreadLocalCallback(
-        at::RecordFunctionCallback(&DispatchCounter::on_start)
-            .scopes({at::RecordScope::FUNCTION}));
+        at::RecordFunctionCallback(&DispatchCounter::on_start).scopes({at::RecordScope::FUNCTION}));
   }
   ~DispatchCounter() { at::removeCallback(handle_); }
   static int64_t& ops() {
@@ -409,9 +408,9 @@ class DispatchCounter {
   static std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     ++ops();
     const char* name = fn.name();
-    for (const char* sync : {"aten::_local_scalar_dense", "aten::item", "aten::nonzero",
-                             "aten::masked_select", "aten::_unique", "aten::unique",
-                             "aten::equal", "aten::is_nonzero"}) {
+    for (const char* sync :
+         {"aten::_local_scalar_dense", "aten::item", "aten::nonzero", "aten::masked_select",
+          "aten::_unique", "aten::unique", "aten::equal", "aten::is_nonzero"}) {
       if (std::strncmp(name, sync, std::strlen(sync)) == 0) ++syncs()[name];
     }
     return nullptr;
@@ -454,8 +453,9 @@ TEST(TempCache, CommitDispatchesNothingThatSynchronises) {
             << "block " << block << ": " << DispatchCounter::syncs().begin()->first;
       }
       EXPECT_GT(ops, 0);  // the counter does see the block's operators
-      if (block == 5) std::printf("%s: %lld ATen ops per block (2 layers)\n", name.c_str(),
-                                  static_cast<long long>(ops));
+      if (block == 5)
+        std::printf("%s: %lld ATen ops per block (2 layers)\n", name.c_str(),
+                    static_cast<long long>(ops));
     }
     // Stats read counters back (that is allowed there) and the counter sees it.
     DispatchCounter counter;

@@ -28,8 +28,8 @@ std::string error_of(const std::string& path, int64_t limit) {
 }
 
 TEST(BoundedRead, ReadsRegularFilesWholeAndRefusesTheRestByName) {
-  const fs::path dir = fs::temp_directory_path() /
-                       ("wc_bounded_read_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("wc_bounded_read_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::string bytes(5000, '\0');
   std::mt19937 random(std::random_device{}());
@@ -45,7 +45,8 @@ TEST(BoundedRead, ReadsRegularFilesWholeAndRefusesTheRestByName) {
   const std::string missing = error_of((dir / "missing").string(), 100);
   EXPECT_NE(missing.find("missing: cannot open the test input"), std::string::npos) << missing;
   ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
-  for (const std::string& path : {(dir / "fifo").string(), dir.string(), std::string("/dev/zero")}) {
+  for (const std::string& path :
+       {(dir / "fifo").string(), dir.string(), std::string("/dev/zero")}) {
     const std::string e = error_of(path, 1 << 20);  // a FIFO must not block
     EXPECT_NE(e.find(path + ": the test input must be a regular file"), std::string::npos) << e;
   }

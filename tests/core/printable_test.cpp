@@ -48,11 +48,15 @@ TEST(PrintableText, KeepsTextAndLineBreaksAndEscapesControls) {
   EXPECT_EQ(printable_text("a\x1b[2Jb"), "a\\x1B[2Jb");
   EXPECT_EQ(printable_text(std::string("a\0b", 3)), "a\\x00b");
   EXPECT_EQ(printable_text("\x7f\r"), "\\x7F\\x0D");
-  EXPECT_EQ(printable_text("\xC2\x9B" "31m"), "\\xC2\\x9B31m");  // C1 CSI
-  EXPECT_EQ(printable_text("host\xFF" "file"), "host\\xFFfile");
-  EXPECT_EQ(printable_text("\xC0\xAF"), "\\xC0\\xAF");              // overlong '/'
-  EXPECT_EQ(printable_text("\xED\xA0\x80"), "\\xED\\xA0\\x80");     // a surrogate
-  EXPECT_EQ(printable_text("\xE2\x86"), "\\xE2\\x86");              // cut short
+  EXPECT_EQ(printable_text("\xC2\x9B"
+                           "31m"),
+            "\\xC2\\x9B31m");  // C1 CSI
+  EXPECT_EQ(printable_text("host\xFF"
+                           "file"),
+            "host\\xFFfile");
+  EXPECT_EQ(printable_text("\xC0\xAF"), "\\xC0\\xAF");           // overlong '/'
+  EXPECT_EQ(printable_text("\xED\xA0\x80"), "\\xED\\xA0\\x80");  // a surrogate
+  EXPECT_EQ(printable_text("\xE2\x86"), "\\xE2\\x86");           // cut short
   EXPECT_EQ(printable_text(""), "");
 }
 

@@ -25,7 +25,8 @@ std::string line_of_failure() {
 TEST(TorchErrorLine, IsTheFailedCheckInOneLine) {
   const std::string line = line_of_failure();
   EXPECT_EQ(line.find('\n'), std::string::npos) << line;
-  EXPECT_NE(line.find("mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"), std::string::npos) << line;
+  EXPECT_NE(line.find("mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"), std::string::npos)
+      << line;
   EXPECT_EQ(line.find("Exception raised from"), std::string::npos) << line;
   EXPECT_EQ(line.find("frame #"), std::string::npos) << line;
 }

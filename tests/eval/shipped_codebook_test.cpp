@@ -3,8 +3,8 @@
 // come through it (Note [Patch tokens]; the world metric's sprite and HUD checks).
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <vector>
 
 #include "engine/eval/overlay_glyphs.h"
@@ -20,14 +20,16 @@ namespace {
 at::Tensor to_frame(const std::vector<uint8_t>& rgba, int side) {
   const at::Tensor bytes =
       at::from_blob(const_cast<uint8_t*>(rgba.data()), {side, side, 4}, at::kByte);
-  return (bytes.slice(2, 0, 3).permute({2, 0, 1}).to(at::kFloat) / 127.5 - 1.0).unsqueeze(0).unsqueeze(0);
+  return (bytes.slice(2, 0, 3).permute({2, 0, 1}).to(at::kFloat) / 127.5 - 1.0)
+      .unsqueeze(0)
+      .unsqueeze(0);
 }
 
 std::vector<uint8_t> to_rgba(const at::Tensor& frame) {
   const at::Tensor rgb =
       ((frame[0][0] + 1.0) * 127.5).round().clamp(0, 255).to(at::kByte).permute({1, 2, 0});
-  const at::Tensor rgba = at::cat({rgb, at::full({rgb.size(0), rgb.size(1), 1}, 255, at::kByte)}, 2)
-                              .contiguous();
+  const at::Tensor rgba =
+      at::cat({rgb, at::full({rgb.size(0), rgb.size(1), 1}, 255, at::kByte)}, 2).contiguous();
   return std::vector<uint8_t>(rgba.data_ptr<uint8_t>(), rgba.data_ptr<uint8_t>() + rgba.numel());
 }
 
@@ -48,8 +50,8 @@ TEST(ShippedCodebook, CarriesTheSpriteAndTheHudThroughEncodeAndDecode) {
       const std::vector<uint8_t> decoded =
           to_rgba(tokenizer.decode(tokenizer.encode(to_frame(game.frame(), kSide)), at::kFloat));
       ++frames;
-      sprite_frames_before += match_player_sprite(game.frame().data(), kSide, kSide,
-                                                  game.player_rect()).pose;
+      sprite_frames_before +=
+          match_player_sprite(game.frame().data(), kSide, kSide, game.player_rect()).pose;
       sprites += match_player_sprite(decoded.data(), kSide, kSide, game.player_rect()).pose;
       huds += hud_digits_readable(decoded.data(), kSide, kSide);
     }

@@ -252,8 +252,8 @@ TEST(OwnWalls, ALakeInTheWayBlocksAtEveryPhaseAndOneFarOffDoesNot) {
     return read_step(groups, kSide, kSide, move, overlays, drawn);
   };
   const GridPhase at0{0, 0}, at8{kStructurePatch, 0};
-  for (game::Action move : {game::Action::kUp, game::Action::kDown, game::Action::kLeft,
-                            game::Action::kRight}) {
+  for (game::Action move :
+       {game::Action::kUp, game::Action::kDown, game::Action::kLeft, game::Action::kRight}) {
     EXPECT_FALSE(read(move, at0).blocked);
     EXPECT_FALSE(read(move, at0).by_drawn_phase);
   }

@@ -57,8 +57,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   require(c.clips.frames >= 2 && !c.noise.schedule_levels.empty());
   require(!c.has_tokens || (c.tokens.noisy_frames >= 1 && c.tokens.noisy_frames < c.clips.frames));
   require(c.state_dtype == "f32" || c.state_dtype == "bf16");
-  for (int64_t step : {int64_t{1}, c.warmup_steps, c.warmup_steps + 1, c.steps, c.steps + 1,
-                       int64_t{1} << 31}) {
+  for (int64_t step :
+       {int64_t{1}, c.warmup_steps, c.warmup_steps + 1, c.steps, c.steps + 1, int64_t{1} << 31}) {
     if (step < 1) continue;
     const double lr = wc::train::learning_rate_at(c, step);
     require(std::isfinite(lr) && lr >= 0.0 && lr <= c.learning_rate * (1 + 1e-12));

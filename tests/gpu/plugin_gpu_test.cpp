@@ -37,7 +37,7 @@ TEST_P(PluginGpuVulkan, SemaphoreAndMemoryImportEqualTheCpuCopy) {
                    (device_local ? WC_RUNTIME_FLAG_VULKAN_DEVICE_LOCAL : 0u);
   wc_runtime_desc desc = runtime_desc(flags);
   desc.log_level = WC_LOG_ERROR;  // validation messages to stderr, so a failure shows them
-  desc.device = WC_DEVICE_AUTO;  // the model on the GPU with this UUID when it is a CUDA device
+  desc.device = WC_DEVICE_AUTO;   // the model on the GPU with this UUID when it is a CUDA device
   std::memcpy(desc.device_uuid, uuid, 16);
   wc_runtime runtime = WC_NULL_HANDLE;
   ASSERT_EQ(wc_runtime_create(&desc, &runtime), WC_RESULT_OK) << last_error();

@@ -139,7 +139,7 @@ TEST(TempCacheGpu, AttendAndCommitNeverSynchronise) {
   shape.dtype = at::kBFloat16;
   const int64_t n = shape.geometry.tokens_per_frame();
   const int64_t t = shape.geometry.tokens_per_block();
-  const std::vector<std::pair<std::string, nlohmann::json>> runs = {
+  const std::vector<std::pair<std::string, nlohmann::json> > runs = {
       {"tempcache", {{"budget", 6 * n}}},
       {"tempcache", {{"budget", 6 * n}, {"budget_rule", "merge_closest"}}},
       {"tempcache", {{"window", 9}}},

@@ -46,7 +46,9 @@ TEST(TokenGpu, TokenizerOnCudaMatchesTheCpu) {
   const at::Tensor tokens = at::randint(0, book.size(), {2, 3, 8, 8}, at::kLong);
   const at::Tensor frames = cpu.decode(tokens, at::kFloat);
   // bf16 holds every byte's frame value closely enough to round back to the byte.
-  const auto bytes = [](const at::Tensor& x) { return ((x.to(at::kCPU, at::kFloat) + 1) * 127.5).round(); };
+  const auto bytes = [](const at::Tensor& x) {
+    return ((x.to(at::kCPU, at::kFloat) + 1) * 127.5).round();
+  };
   EXPECT_TRUE(bytes(cuda.decode(tokens.to(at::kCUDA), at::kBFloat16)).equal(bytes(frames)));
   at::Tensor misses;
   EXPECT_TRUE(cuda.encode(frames.to(at::kCUDA, at::kBFloat16), &misses).to(at::kCPU).equal(tokens));
@@ -54,7 +56,8 @@ TEST(TokenGpu, TokenizerOnCudaMatchesTheCpu) {
   // Random bytes: the nearest entry, as on the CPU.
   const at::Tensor noise = at::randint(0, 256, {1, 4, 3, 32, 32}, at::kFloat) / 127.5 - 1.0;
   at::Tensor cpu_misses;
-  EXPECT_TRUE(cuda.encode(noise.to(at::kCUDA), &misses).to(at::kCPU).equal(cpu.encode(noise, &cpu_misses)));
+  EXPECT_TRUE(
+      cuda.encode(noise.to(at::kCUDA), &misses).to(at::kCPU).equal(cpu.encode(noise, &cpu_misses)));
   EXPECT_EQ(misses.item<int64_t>(), cpu_misses.item<int64_t>());
 }
 

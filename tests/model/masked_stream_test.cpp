@@ -35,9 +35,10 @@ TEST(MaskedStream, MaskMatchesItsDefinition) {
   for (int i = 0; i < total * n; ++i) {
     for (int j = 0; j < total * n; ++j) {
       const int fi = i / n, fj = j / n;
-      const bool may = fi < stream.frames
-                           ? fj <= fi
-                           : fj == fi || fj < stream.copies[static_cast<size_t>(fi - stream.frames)];
+      const bool may =
+          fi < stream.frames
+              ? fj <= fi
+              : fj == fi || fj < stream.copies[static_cast<size_t>(fi - stream.frames)];
       ASSERT_EQ(m[i][j], may) << i << " " << j;
     }
   }
@@ -60,14 +61,12 @@ TEST(MaskedStream, AttentionByFrameEqualsTheMaskedReferenceWithGradients) {
     const at::Tensor fast = masked_stream_attention(q, k, v, stream, group);
     const auto fast_grads = grads(fast);
     // The reference: one softmax under the whole stream's mask.
-    const at::Tensor reference =
-        attention::reference_attention(q, k, v, stream.mask(at::kCPU));
+    const at::Tensor reference = attention::reference_attention(q, k, v, stream.mask(at::kCPU));
     const auto reference_grads = grads(reference);
 
-    const std::string where = "trial " + std::to_string(trial) + ", " +
-                              std::to_string(stream.frames) + " frames, " +
-                              std::to_string(stream.copies.size()) + " copies, group " +
-                              std::to_string(group);
+    const std::string where =
+        "trial " + std::to_string(trial) + ", " + std::to_string(stream.frames) + " frames, " +
+        std::to_string(stream.copies.size()) + " copies, group " + std::to_string(group);
     EXPECT_TRUE(at::allclose(fast, reference, 1e-5, 1e-5)) << where;
     for (size_t i = 0; i < 3; ++i) {
       EXPECT_TRUE(at::allclose(fast_grads[i], reference_grads[i], 1e-4, 1e-5))

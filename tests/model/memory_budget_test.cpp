@@ -85,7 +85,8 @@ TEST(MemoryBudget, RefusesAGiantConfigAtOnceWithItsNeeds) {
 
 TEST(MemoryBudget, PassesTheBundledModel) {
   const ModelConfig c = load_model_config(kConfigs + "game-tokens.json");
-  EXPECT_NO_THROW(require_memory("game-tokens", play_memory(c, c.frame, at::kFloat, at::kCPU, 32), at::kCPU));
+  EXPECT_NO_THROW(
+      require_memory("game-tokens", play_memory(c, c.frame, at::kFloat, at::kCPU, 32), at::kCPU));
 }
 
 TEST(MemoryBudget, FormatsBytes) {

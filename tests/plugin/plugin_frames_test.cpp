@@ -105,7 +105,8 @@ TEST(PluginFrames, CHostModelFramesEqualASessionDrivenDirectly) {
   const fs::path host = temp_dir("host_model");
   ASSERT_EQ(run(std::string(WC_TEST_HOST) + " --config " WC_TEST_GAME_SMALL_CONFIG +
                 " --weights-seed 3 --policy dense --seed 9 --frames 2 --actions " WC_TEST_DATA
-                "/walk.actions --out " + host.string()),
+                "/walk.actions --out " +
+                host.string()),
             0);
   const std::vector<Action> actions = walk_actions();
   auto direct = direct_session("dense", 9);

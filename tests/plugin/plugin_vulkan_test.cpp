@@ -63,8 +63,7 @@ TEST(PluginVulkan, AnUnknownDeviceUuidIsUnsupported) {
     EXPECT_EQ(wc_runtime_vulkan_device_extensions(runtime, names, 4, &count),
               WC_RESULT_ERROR_UNSUPPORTED);
     exported.struct_size = 12;
-    EXPECT_EQ(wc_session_export_vulkan(session.get(), &exported),
-              WC_RESULT_ERROR_VERSION_MISMATCH);
+    EXPECT_EQ(wc_session_export_vulkan(session.get(), &exported), WC_RESULT_ERROR_VERSION_MISMATCH);
     EXPECT_EQ(wc_session_export_vulkan(session.get(), nullptr), WC_RESULT_ERROR_INVALID_ARGUMENT);
   }
   EXPECT_EQ(wc_runtime_destroy(runtime), WC_RESULT_OK);
@@ -78,9 +77,9 @@ TEST_P(PluginVulkanImport, ImportedFramesEqualTheCpuCopy) {
   uint8_t uuid[16];
   vulkan_host* host = vulkan_host_create(1, uuid);
   ASSERT_NE(host, nullptr);
-  wc_runtime_desc desc = runtime_desc(WC_RUNTIME_FLAG_DEVICE_UUID |
-                                      WC_RUNTIME_FLAG_VULKAN_VALIDATION |
-                                      (device_local ? WC_RUNTIME_FLAG_VULKAN_DEVICE_LOCAL : 0));
+  wc_runtime_desc desc =
+      runtime_desc(WC_RUNTIME_FLAG_DEVICE_UUID | WC_RUNTIME_FLAG_VULKAN_VALIDATION |
+                   (device_local ? WC_RUNTIME_FLAG_VULKAN_DEVICE_LOCAL : 0));
   std::memcpy(desc.device_uuid, uuid, 16);
   wc_runtime runtime = WC_NULL_HANDLE;
   ASSERT_EQ(wc_runtime_create(&desc, &runtime), WC_RESULT_OK) << last_error();
@@ -98,15 +97,14 @@ TEST_P(PluginVulkanImport, ImportedFramesEqualTheCpuCopy) {
     EXPECT_EQ(exported.row_pitch, 400u);
     EXPECT_GE(exported.slot_stride, 100u * 60u * 4u);
     EXPECT_EQ(exported.slot_stride % 256, 0u);
-    EXPECT_EQ(exported.semaphore_fd < 0,
-              (exported.flags & WC_VULKAN_EXPORT_HOST_SYNCHRONOUS) != 0);
+    EXPECT_EQ(exported.semaphore_fd < 0, (exported.flags & WC_VULKAN_EXPORT_HOST_SYNCHRONOUS) != 0);
     if (exported.memory_fd >= 0) close(exported.memory_fd);
     if (exported.semaphore_fd >= 0) close(exported.semaphore_fd);
 
     ASSERT_EQ(vulkan_host_import(host, session.get()), 0);
     std::vector<uint8_t> imported(100 * 60 * 4);
-    for (int32_t action : {WC_ACTION_NONE, WC_ACTION_RIGHT, WC_ACTION_RIGHT, WC_ACTION_DOWN,
-                           WC_ACTION_LEFT}) {
+    for (int32_t action :
+         {WC_ACTION_NONE, WC_ACTION_RIGHT, WC_ACTION_RIGHT, WC_ACTION_DOWN, WC_ACTION_LEFT}) {
       step(session.get(), action);
       ASSERT_EQ(vulkan_host_read_frame(host, session.get(), imported.data()), 0);
       EXPECT_EQ(imported, cpu_frame(session.get(), 100, 60)) << "action " << action;
@@ -195,8 +193,7 @@ TEST(PluginVulkan, ExampleHostImportPathEqualsItsCpuPath) {
   ASSERT_EQ(run(common + " --out " + (root / "cpu").string()), 0);
   // --validate: validation on the host's device and the plugin's; any error exits non-zero.
   ASSERT_EQ(run(common + " --vulkan --validate --out " + (root / "vulkan").string()), 0);
-  ASSERT_EQ(run(common + " --vulkan --validate --device-local --out " +
-                (root / "local").string()),
+  ASSERT_EQ(run(common + " --vulkan --validate --device-local --out " + (root / "local").string()),
             0);
   for (int i = 0; i < 6; ++i) {
     const Png cpu = read_png(frame_file(root / "cpu", i));

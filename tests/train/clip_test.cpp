@@ -98,8 +98,8 @@ TEST(TrainingClip, QuartersFollowTheViewsShift) {
       // The run's frames follow one another (a placed clip's first frame comes after a walk).
       const int from = clip.walk.empty() ? 0 : 1;
       const at::Tensor start = at::full({1}, clip.quarters[static_cast<size_t>(from)], at::kLong);
-      const at::Tensor quarters = model::follow_quarters(
-          start, tokens.select(0, from).unsqueeze(0), tokens.slice(0, from + 1).unsqueeze(0));
+      const at::Tensor quarters = model::follow_quarters(start, tokens.select(0, from).unsqueeze(0),
+                                                         tokens.slice(0, from + 1).unsqueeze(0));
       for (int f = from + 1; f < spec.frames; ++f) {
         EXPECT_EQ(quarters[0][f - from - 1].item<int64_t>(), clip.quarters[static_cast<size_t>(f)])
             << "frame " << f << ", seed " << seed << ", side " << side;

@@ -65,10 +65,10 @@ TEST(MotionWeight, WeightedErrorIsAWeightedMeanOverPixels) {
   // All weight on one pixel: that pixel's squared error averaged over channels.
   at::Tensor weight = at::zeros({2, 3, 1, 4, 4});
   weight[1][2][0][3][1] = 7.0;
-  const at::Tensor pixel = (prediction[1][2].select(1, 3).select(1, 1) -
-                            target[1][2].select(1, 3).select(1, 1))
-                               .pow(2)
-                               .mean();
+  const at::Tensor pixel =
+      (prediction[1][2].select(1, 3).select(1, 1) - target[1][2].select(1, 3).select(1, 1))
+          .pow(2)
+          .mean();
   EXPECT_TRUE(at::allclose(weighted_squared_error(prediction, target, weight), pixel));
 }
 

@@ -47,7 +47,8 @@ TEST(TeacherForcing, NoisyStreamEqualsInferenceOverCleanHistory) {
     noise.context_noise_share = 0.0;
     noise.action_dropout = 0.3;
     const int tokens = 16;
-    const TeacherForcingBatch batch = make_teacher_forcing_batch(clips, noise, tokens, fpb, 5, at::kCPU);
+    const TeacherForcingBatch batch =
+        make_teacher_forcing_batch(clips, noise, tokens, fpb, 5, at::kCPU);
     const at::Tensor two_stream =
         model->forward_masked(batch.input, two_stream_mask(frames, tokens, fpb));
 
@@ -66,7 +67,8 @@ TEST(TeacherForcing, NoisyStreamEqualsInferenceOverCleanHistory) {
         plain.actions = part(batch.input.actions);
         plain.positions = part(batch.input.positions);
         const at::Tensor reference = model->forward_train(plain).slice(1, history);
-        const at::Tensor ours = two_stream.slice(0, row, row + 1).slice(1, noisy_at, noisy_at + fpb);
+        const at::Tensor ours =
+            two_stream.slice(0, row, row + 1).slice(1, noisy_at, noisy_at + fpb);
         EXPECT_TRUE(at::allclose(ours, reference, 1e-4, 1e-5))
             << "fpb " << fpb << " row " << row << " block " << block << " max diff "
             << (ours - reference).abs().max().item<float>();
@@ -92,12 +94,15 @@ TEST(TeacherForcing, LevelsTargetsAndDropoutFollowTheSpec) {
   // x_t = (1 − t)·x0 + t·ε and target ε − x0 recover x0: x0 = x_t − t·target.
   const at::Tensor x0 = b.input.frames.slice(1, 4) - 0.25 * b.target;
   EXPECT_TRUE(at::allclose(x0, clips.frames.slice(1, 1), 1e-5, 1e-5));
-  const double dropped = b.input.actions.eq(noise.dropped_action).to(at::kFloat).mean().item<double>();
+  const double dropped =
+      b.input.actions.eq(noise.dropped_action).to(at::kFloat).mean().item<double>();
   EXPECT_GT(dropped, 0.35);
   EXPECT_LT(dropped, 0.65);
   // Same seed, same batch; another seed, other noise.
-  EXPECT_TRUE(make_teacher_forcing_batch(clips, noise, 4, 1, 3, at::kCPU).input.frames.equal(b.input.frames));
-  EXPECT_FALSE(make_teacher_forcing_batch(clips, noise, 4, 1, 4, at::kCPU).input.frames.equal(b.input.frames));
+  EXPECT_TRUE(make_teacher_forcing_batch(clips, noise, 4, 1, 3, at::kCPU)
+                  .input.frames.equal(b.input.frames));
+  EXPECT_FALSE(make_teacher_forcing_batch(clips, noise, 4, 1, 4, at::kCPU)
+                   .input.frames.equal(b.input.frames));
 }
 
 // Note [Own context]: the share decides which clips get their own history, without changing any

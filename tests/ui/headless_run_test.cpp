@@ -94,8 +94,8 @@ TEST(HeadlessRun, RecordsEachFrameAsItGoes) {
   for (size_t i = 0; i < lines.size(); ++i) {
     const nlohmann::json record = nlohmann::json::parse(lines[i]);
     EXPECT_EQ(record["index"].get<int>(), static_cast<int>(i));
-    EXPECT_EQ(record["action"].get<int>(), i < 3 ? static_cast<int>(options_for({}, 1).actions[i])
-                                                 : 0);
+    EXPECT_EQ(record["action"].get<int>(),
+              i < 3 ? static_cast<int>(options_for({}, 1).actions[i]) : 0);
     EXPECT_EQ(record["source_frame"].get<int>(), static_cast<int>(i) + 1);
     EXPECT_GE(record["render_ms"].get<double>(), 0.0);
     // Frame 0 is always a picture; png_every 0 writes no other.

@@ -51,17 +51,18 @@ void run_codebook(const CodebookCommandOptions& o) {
       train::survey_palette(train.clips, train.batch, train.seed, o.batches, o.max_colours);
   std::printf("%zu colours (%lld distinct; rms error %.3f)\n", palette.colours.size(),
               static_cast<long long>(palette.distinct), palette.rms_error);
-  const int patch = json.contains("patch") && json["patch"].is_array() && json["patch"].size() == 3 &&
-                            json["patch"][1].is_number_integer()
+  const int patch = json.contains("patch") && json["patch"].is_array() &&
+                            json["patch"].size() == 3 && json["patch"][1].is_number_integer()
                         ? json["patch"][1].get<int>()
                         : 8;
   const train::PatchSurvey survey = train::survey_clip_patches(
       train.clips, train.batch, train.seed, o.batches, palette.colours, patch, o.entries, 1);
-  std::printf("%lld patches of %dx%d pixels surveyed, %lld distinct; the %zu most common cover "
-              "%.3f%% of them\n",
-              static_cast<long long>(survey.occurrences), patch, patch,
-              static_cast<long long>(survey.distinct), survey.book.patches.size(),
-              100.0 * survey.book_share);
+  std::printf(
+      "%lld patches of %dx%d pixels surveyed, %lld distinct; the %zu most common cover "
+      "%.3f%% of them\n",
+      static_cast<long long>(survey.occurrences), patch, patch,
+      static_cast<long long>(survey.distinct), survey.book.patches.size(),
+      100.0 * survey.book_share);
   if (!o.write) return;
   model::Codebook book;
   book.patch = patch;
@@ -93,8 +94,10 @@ const bool kRegistered = register_command("codebook", [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--max-colours", o->max_colours, "colours kept (k-means beyond)")
       ->capture_default_str();
-  cmd->add_flag("--write", o->write, "write the codebook beside the model config and name it there");
-  cmd->add_option("--file", o->file, "with --write: the codebook's file name")->capture_default_str();
+  cmd->add_flag("--write", o->write,
+                "write the codebook beside the model config and name it there");
+  cmd->add_option("--file", o->file, "with --write: the codebook's file name")
+      ->capture_default_str();
   cmd->callback([o] { run_codebook(*o); });
 });
 

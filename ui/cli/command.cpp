@@ -72,8 +72,7 @@ const CLI::Validator& writable_file() {
         if (!fs::is_directory(folder, error)) {
           return "folder '" + folder.string() + "' of '" + value + "' does not exist";
         }
-        const fs::path probe =
-            folder / (".worldcast-write-check-" + std::to_string(::getpid()));
+        const fs::path probe = folder / (".worldcast-write-check-" + std::to_string(::getpid()));
         const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (fd < 0) {
           return "cannot write in folder '" + folder.string() + "': " + std::strerror(errno);
@@ -118,7 +117,11 @@ const std::vector<std::pair<std::string, CommandInstaller>>& registered_commands
   return commands();
 }
 
-void set_exit_code(int code) { g_exit_code = code; }
-int exit_code() { return g_exit_code; }
+void set_exit_code(int code) {
+  g_exit_code = code;
+}
+int exit_code() {
+  return g_exit_code;
+}
 
 }  // namespace wc::cli

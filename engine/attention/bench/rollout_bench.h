@@ -42,7 +42,8 @@ struct RolloutBenchOptions {
   std::vector<std::string> policies = {"dense", "dense-window", "headcast", "tempcache",
                                        "combined"};
   nlohmann::json headcast_cast = {{"mix", {2, 2, 4, 4}}};
-  nlohmann::json tempcache = nlohmann::json::object();  // extra tempcache / combined / fast-ar settings
+  nlohmann::json tempcache =
+      nlohmann::json::object();                   // extra tempcache / combined / fast-ar settings
   nlohmann::json ann = nlohmann::json::object();  // extra ann_* settings of annsa and fast-ar
   int64_t budget_frames = 21;       // default TempCache budget, frames' worth of entries per head
   int64_t dense_max_blocks = 0;     // dense-unbounded stops after this many blocks (0 = no limit)

@@ -1,5 +1,8 @@
+/* clang-format off */
 /* worldcast.h: the C ABI of libworldcast_plugin.so, for game engines that embed a neural world.
- * C99, fixed-width types, opaque handles, int32_t results. See README.md "For engine developers". */
+ * C99, fixed-width types, opaque handles, int32_t results. The guide: docs/plugin.md.
+ * Laid out by hand for the engine developer who reads it (each code beside its meaning), so
+ * clang-format leaves it alone. */
 #ifndef WORLDCAST_WORLDCAST_H
 #define WORLDCAST_WORLDCAST_H
 
@@ -401,3 +404,4 @@ WC_API wc_result wc_action_script_load(const char* path, int32_t* actions, uint3
 #endif
 
 #endif /* WORLDCAST_WORLDCAST_H */
+/* clang-format on */
