@@ -80,14 +80,22 @@ ModelConfig token_config() {
   return c;
 }
 
+// Tile passes (Note [Tile passes]) and drawn quarters follow the grid on the device with no sync,
+// so a replayed block draws what the eager one does with them too.
 TEST(TokenGpu, GraphReplayShowsTheEagerFrames) {
   REQUIRE_CUDA();
-  for (const std::string policy : {"dense", "headcast"}) {
-    const auto run = [&](bool graphs) {
+  ModelConfig tiled = token_config();
+  tiled.tile_quarters = {1, 1};
+  tiled.tokens.drawn_quarters = true;
+  tiled.tokens.tile_passes = true;
+  for (const auto& [policy, config] : {std::make_pair(std::string("dense"), token_config()),
+                                       std::make_pair(std::string("headcast"), token_config()),
+                                       std::make_pair(std::string("headcast"), tiled)}) {
+    const auto run = [&, &policy = policy, &config = config](bool graphs) {
       rollout::SessionOptions options;
       options.cuda_graphs = graphs;
-      auto session = rollout::Session::create(token_config(), "", policy, {{"window", 4}}, 3,
-                                              at::kCUDA, options);
+      auto session =
+          rollout::Session::create(config, "", policy, {{"window", 4}}, 3, at::kCUDA, options);
       std::vector<at::Tensor> frames;
       for (int i = 0; i < 20; ++i) {
         if (i == 12) session->set_choice_temperature(0.5);

@@ -370,6 +370,26 @@ TEST(TokenSession, DrawsCodebookPatchesAndReplaysFromItsSeed) {
   EXPECT_NE(play(*other, 5), frames);
 }
 
+// Note [Tile passes] in play: a session that draws with them follows the frame's tracked grid,
+// replays from its seed, draws only codebook patches, and draws other frames than one without.
+TEST(TokenSession, TilePassesReplayFromTheSeedAndChangeWhatIsDrawn) {
+  model::ModelConfig plain = testing::tiny_token_config();
+  plain.tile_quarters = {1, 1};
+  plain.tokens.drawn_quarters = true;
+  model::ModelConfig tiled = plain;
+  tiled.tokens.tile_passes = true;
+  auto a = Session::create(tiled, "", "dense", {{"window", 4}}, 7, at::kCPU);
+  auto b = Session::create(tiled, "", "dense", {{"window", 4}}, 7, at::kCPU);
+  auto without = Session::create(plain, "", "dense", {{"window", 4}}, 7, at::kCPU);
+  const std::vector<uint8_t> frames = play(*a, 6);
+  EXPECT_EQ(frames, play(*b, 6));
+  EXPECT_NE(frames, play(*without, 6));
+  const model::Tokenizer tokenizer(*tiled.tokens.codebook, at::kCPU);
+  at::Tensor misses;
+  tokenizer.encode(a->last_block().unsqueeze(0), &misses);
+  EXPECT_EQ(misses.item<int64_t>(), 0);
+}
+
 TEST(TokenSession, TemperaturePassesAndSurenessChangeLiveOrAreRefused) {
   model::ModelConfig cold = testing::tiny_token_config();
   cold.tokens.temperature = 0.2;
