@@ -260,8 +260,7 @@ at::Tensor BlockSampler::run_token_denoise(const at::Tensor& noise, const at::Te
                             actions, frame_start, at::Tensor()};
     batch.rope = rope;
     // Note [Tile quarters]: the frame being drawn has not yet scrolled, or not; after the first
-    // pass its shown places have (Note [Drawn quarters]).
-    // Where the shown places scrolled to (Note [Drawn quarters], Note [Tile passes]).
+    // pass its shown places have, and `followed` is where (Notes [Drawn quarters], [Tile passes]).
     const at::Tensor followed =
         k > 0 && quarter_.defined() && (tokens_.drawn_quarters || tokens_.tile_passes)
             ? model::follow_quarters(quarter_, quarter_tokens_, batch.frames)

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "engine/model/tile_quarters.h"
+
 namespace wc::rollout {
 
 double stay_share(int pass, int passes) {
@@ -41,11 +43,13 @@ at::Tensor surest_in_tile(const at::Tensor& candidate, const at::Tensor& score,
   const auto longs = score.options().dtype(at::kLong);
   const at::Tensor place = at::arange(n, longs);
   const at::Tensor row = place.div(w, "floor"), col = place.remainder(w);
-  // Note [Tile quarters]: place (r, c) shows quarter row (r + q/2) mod 2, column (c + q) mod 2;
-  // its tile's other places are the next row or column on the side its quarter is not.
-  const at::Tensor q = tiles.quarter.to(longs).clamp_min(0).unsqueeze(-1);  // [B, F, 1]
-  const at::Tensor quarter_row = (row + q.div(2, "floor")).remainder(2);
-  const at::Tensor quarter_col = (col + q.remainder(2)).remainder(2);
+  // Note [Tile quarters]: the quarter each place shows; its tile's other places are the next row
+  // or column on the side its quarter is not.
+  const at::Tensor quarter =
+      model::tile_quarter_rows(h, w, score.device())
+          .index_select(0, tiles.quarter.to(longs).clamp_min(0).reshape({-1}))
+          .view({score.size(0), score.size(1), n});
+  const at::Tensor quarter_row = quarter.div(2, "floor"), quarter_col = quarter.remainder(2);
   const at::Tensor other_row = row + 1 - 2 * quarter_row, other_col = col + 1 - 2 * quarter_col;
   const at::Tensor row_in = (other_row >= 0) & (other_row < h);
   const at::Tensor col_in = (other_col >= 0) & (other_col < w);

@@ -86,19 +86,20 @@ at::Tensor play_token_clips(model::CausalDiTImpl& model, const at::Tensor& truth
       at::Tensor unsure;
       for (int k = 0; k < sampler.passes; ++k) {
         const at::Tensor t = (tokens == mask_id).to(at::kFloat).mean(-1);
-        // Note [Drawn quarters]: after the first pass, the quarters the shown places scrolled to.
-        const at::Tensor drawn_quarter =
+        // Notes [Drawn quarters], [Tile passes]: after the first pass, the quarters the shown
+        // places scrolled to.
+        const at::Tensor scrolled_quarter =
             k > 0 && (sampler.drawn_quarters || sampler.tile_passes) && quarters.defined()
                 ? model::follow_quarters(followed.back().squeeze(1), played.back().squeeze(1),
                                          tokens.view({b, 1, h, w}))
                 : at::Tensor();
         const at::Tensor logits = forward.logits(
             tokens.view({b, 1, h, w}), t, frame_of(actions, i), frame_of(positions, i),
-            sampler.drawn_quarters ? drawn_quarter : at::Tensor());
+            sampler.drawn_quarters ? scrolled_quarter : at::Tensor());
         // Note [Tile passes]: the first pass takes the frame before's grid.
         rollout::PassTiles tiles;
         if (sampler.tile_passes && quarters.defined()) {
-          tiles.quarter = drawn_quarter.defined() ? drawn_quarter : followed.back();
+          tiles.quarter = scrolled_quarter.defined() ? scrolled_quarter : followed.back();
           tiles.grid_w = w;
         }
         rollout::MaskedPass pass = rollout::masked_pass(
