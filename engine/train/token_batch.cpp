@@ -8,15 +8,11 @@
 #include <numeric>
 #include <random>
 
-#include "engine/rollout/token_sampler.h"
-
 namespace wc::train {
 
 // Set apart from the batch's seed, so overlay corruption leaves the batch's other draws as they
 // were.
 constexpr uint64_t kOverlayCorruptSeed = 0x6f7665726c6179ULL;
-// Likewise for strip masks (Note [Strip masks]).
-constexpr uint64_t kStripMaskSeed = 0x7374726970ULL;  // "strip"
 
 namespace {
 
@@ -53,8 +49,7 @@ at::Tensor scrolled_in(const at::Tensor& tokens) {
 TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
                             const at::Tensor& positions, const TokenSpec& spec, int64_t vocab,
                             double action_dropout, int64_t dropped_action, uint64_t seed,
-                            const at::Tensor& overlay_cells, const OwnContext* own,
-                            const at::Tensor& quarters) {
+                            const at::Tensor& overlay_cells, const OwnContext* own) {
   const at::NoGradGuard no_grad;
   const at::Device device = tokens.device();
   const int64_t b = tokens.size(0), f = tokens.size(1), h = tokens.size(2), w = tokens.size(3);
@@ -112,41 +107,19 @@ TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
   const at::Tensor count = at::clamp_min(at::ceil(share * n), 1.0);  // [B, M, 1]
   const at::Tensor scores = at::rand({b, m, n}, gen, cpu_float);
   const at::Tensor rank = scores.argsort(-1, false).argsort(-1, false).to(at::kFloat);
-  at::Tensor masked = (rank < count).to(device);
-  const at::Tensor strip = scrolled_in(tokens).index_select(1, noisy_index).reshape({b, m, n});
-  if (spec.strip_mask_share > 0.0) {
-    // Note [Strip masks]: the frames chosen, and what of them is masked.
-    at::Generator strip_gen = at::detail::createCPUGenerator(seed ^ kStripMaskSeed);
-    const at::Tensor chosen =
-        (at::rand({b, m, 1}, strip_gen, cpu_float) < spec.strip_mask_share).to(device) &
-        strip.any(-1, /*keepdim=*/true);
-    const at::Tensor elsewhere_share =
-        at::rand({b, m, 1}, strip_gen, cpu_float) * kStripMaskElsewhere;
-    const at::Tensor elsewhere =
-        (at::rand({b, m, n}, strip_gen, cpu_float) < elsewhere_share).to(device) & ~strip;
-    at::Tensor strip_masked = strip;
-    if (quarters.defined()) {
-      TORCH_CHECK(quarters.sizes() == at::IntArrayRef({b, f}),
-                  "make_token_batch: quarters must be [", b, ", ", f, "], got ", quarters.sizes());
-      const at::Tensor halves = (at::rand({b, m, 1}, strip_gen, cpu_float) < 0.5).to(device);
-      const at::Tensor score =
-          at::rand({b, m, n}, strip_gen, at::TensorOptions().dtype(at::kDouble)).to(device);
-      const rollout::PassTiles tiles{quarters.to(device, at::kLong).index_select(1, noisy_index),
-                                     w};
-      strip_masked = strip & ~(halves & rollout::surest_in_tile(strip, score, tiles));
-    }
-    masked = at::where(chosen, strip_masked | elsewhere, masked);
-  }
+  const at::Tensor masked_cpu = rank < count;
+  const at::Tensor masked = masked_cpu.to(device);
   const at::Tensor shown = at::where(masked, at::full({}, vocab, truth.options()), truth);
 
   batch.input.frames = at::cat({context.view({b, f, h, w}), shown.view({b, m, h, w})}, 1);
-  const at::Tensor level = masked.to(at::kFloat).mean(-1);  // [B, M]: the share masked
+  const at::Tensor level = (count / static_cast<double>(n)).squeeze(-1).to(device);  // [B, M]
   batch.input.t = at::cat({at::zeros({b, f}, level.options()), level}, 1);
   batch.input.actions = at::cat({keyed, keyed.index_select(1, noisy_index)}, 1);
   batch.input.positions = at::cat({positions, positions.index_select(1, noisy_index)}, 1);
   batch.input.head_first_frame = static_cast<int>(f);
   batch.stream = model::MaskedStream{static_cast<int>(f), batch.noisy, static_cast<int>(n)};
   batch.targets = truth;
+  const at::Tensor strip = scrolled_in(tokens).index_select(1, noisy_index).reshape({b, m, n});
   batch.weights =
       masked.to(at::kFloat) * (1.0 + (spec.new_ground_weight - 1.0) * strip.to(at::kFloat));
   if (own != nullptr) {

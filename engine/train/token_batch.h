@@ -29,19 +29,6 @@ namespace wc::train {
 // `overlay_weight` times as much: their tokens are the sprite or a digit over whatever ground is
 // beneath, each one rare, and a model that prefers the ground lets the player fade.
 
-// Note [Strip masks]
-// Play draws the strip a step brings into view with the view it carried already shown: the first
-// pass shows the carried places it is sure of, and the strip is drawn in the passes after it,
-// with tile passes (Note [Tile passes]) one quarter of each tile first and the rest knowing it.
-// A random mask rarely looks like that: a share that masks the strip masks as much of the carried
-// view, and the strip's other quarter of a tile is as often masked as shown. With
-// TokenSpec::strip_mask_share, that share of the masked frames whose step brought a strip in is
-// masked as play sees it: the whole strip, and a random share of up to kStripMaskElsewhere of the
-// other places (the carried places play is unsure of: the sprite, waves); in half of them, where
-// the clip's tile quarters are given, one random place of each tile's strip places is shown, the
-// second quarter of a tile half then drawn knowing its first. Loss weights are as for any mask.
-inline constexpr double kStripMaskElsewhere = 0.1;
-
 // Note [Overlay corruption]
 // The sprite and the HUD sit on fixed cells of the screen, and every frame's tokens there are
 // carried on from the frame before (the pose follows from the key and the pose before it). So one
@@ -89,14 +76,12 @@ at::Tensor scrolled_in(const at::Tensor& tokens);
 // the cells spec.overlay_weight and spec.overlay_corrupt_share apply to. With `own`, its rows'
 // context is the model's and their masked frames show and score its targets (places not scored
 // weigh 0); their context is never corrupted (it holds the model's own mistakes already), but for
-// the overlay corruption of the rows it did not play. `quarters` ([B, F] int64, optional) are the
-// clips' tile quarters, which Note [Strip masks] groups the strip's places into tiles by.
+// the overlay corruption of the rows it did not play.
 TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
                             const at::Tensor& positions, const TokenSpec& spec, int64_t vocab,
                             double action_dropout, int64_t dropped_action, uint64_t seed,
                             const at::Tensor& overlay_cells = at::Tensor(),
-                            const OwnContext* own = nullptr,
-                            const at::Tensor& quarters = at::Tensor());
+                            const OwnContext* own = nullptr);
 
 // Note [Drawn quarters]
 // A frame being drawn has no quarters in its first pass: whether its view scrolls is what the

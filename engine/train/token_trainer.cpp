@@ -212,16 +212,15 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
       drawn_changed_sum += changed.sum();
       drawn_carried_sum += (chosen.view({-1, 1, 1, 1}) & carried).slice(1, 1).sum();
     }
-    // Note [Quarter tracking]: a played clip's context carries the quarters its own play made.
-    const at::Tensor context_quarters =
-        has_quarters && played_rows > 0
-            ? at::cat({played_quarters, quarters.slice(0, played_rows)}, 0)
-            : quarters;
     TokenBatch batch = make_token_batch(
         tokens, actions, positions, config.tokens, model_config.tokens.vocab,
         config.noise.action_dropout, config.noise.dropped_action, step_seed(config.seed, step),
-        overlay_cells, played_rows + drawn_rows > 0 ? &own : nullptr, context_quarters);
+        overlay_cells, played_rows + drawn_rows > 0 ? &own : nullptr);
     if (has_quarters) {
+      // Note [Quarter tracking]: a played clip's context carries the quarters its own play made.
+      const at::Tensor context_quarters =
+          played_rows > 0 ? at::cat({played_quarters, quarters.slice(0, played_rows)}, 0)
+                          : quarters;
       // Note [Drawn quarters]: a share of the masked frames know their own.
       at::Tensor known;
       if (config.tokens.drawn_quarters_share > 0.0) {

@@ -151,9 +151,6 @@ TrainConfig parse_train_config(const nlohmann::json& json, const std::string& fi
     if (t.has("drawn_quarters_share")) {
       c.tokens.drawn_quarters_share = t.number("drawn_quarters_share", 0.0, 1.0);
     }
-    if (t.has("strip_mask_share")) {
-      c.tokens.strip_mask_share = t.number("strip_mask_share", 0.0, 1.0);
-    }
     if (c.tokens.own_share + c.tokens.drawn_share > 1.0) {
       t.fail(t.field_path("drawn_share"),
              "own_share and drawn_share together exceed the whole batch");

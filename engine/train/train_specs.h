@@ -93,9 +93,6 @@ struct TokenSpec {
   // The share of masked frames given their own tile quarters (Note [Drawn quarters],
   // token_batch.h); 0: none, as a model without "drawn_quarters" plays.
   double drawn_quarters_share = 0.0;
-  // The share of masked frames whose step brought a strip in that are masked as play draws them
-  // (Note [Strip masks], token_batch.h); 0: every frame's mask is random.
-  double strip_mask_share = 0.0;
 };
 
 }  // namespace wc::train

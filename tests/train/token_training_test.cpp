@@ -98,78 +98,6 @@ TEST(MakeTokenBatch, OverlayCellsWeighTheirWeightMore) {
       plain.new_ground.logical_and(cells.reshape({1, 1, 16}).logical_not())));
 }
 
-// Note [Strip masks]: clips that scroll one token a step across a world of distinct tokens, tiles
-// 2x2 on its even rows and columns. Every masked frame is masked as play draws it: its strip
-// whole, or one place of each tile's strip places shown; elsewhere a small share; t the share
-// masked; the context's draws those of the spec without strip masks.
-TEST(MakeTokenBatch, StripMasksMaskTheStripAsPlayDrawsIt) {
-  const int64_t vocab = 4000, b = 6, f = 9, side = 8, world = 24;
-  std::mt19937 random(std::random_device{}());
-  at::manual_seed(random());
-  const at::Tensor ground = at::randperm(world * world, at::kLong).view({world, world});
-  at::Tensor tokens = at::empty({b, f, side, side}, at::kLong);
-  at::Tensor quarters = at::empty({b, f}, at::kLong);
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> corner(b);
-  for (int64_t i = 0; i < b; ++i) {
-    int64_t y = random() % 3, x = random() % 3;
-    for (int64_t j = 0; j < f; ++j) {
-      if (j > 0) (random() % 2 ? y : x) += 1;  // a step down or right, every step
-      tokens[i][j].copy_(ground.slice(0, y, y + side).slice(1, x, x + side));
-      quarters[i][j] = (y % 2) * 2 + x % 2;
-      corner[i].emplace_back(y, x);
-    }
-  }
-  const at::Tensor actions = at::zeros({b, f}, at::kLong);
-  const at::Tensor positions = at::arange(f, at::kLong).repeat({b, 1});
-  TokenSpec spec;
-  spec.noisy_frames = 4;
-  spec.corrupt_share = 0.5;
-  const TokenBatch plain = make_token_batch(tokens, actions, positions, spec, vocab, 0.0, 5, 3,
-                                            at::Tensor(), nullptr, quarters);
-  spec.strip_mask_share = 1.0;
-  const TokenBatch batch = make_token_batch(tokens, actions, positions, spec, vocab, 0.0, 5, 3,
-                                            at::Tensor(), nullptr, quarters);
-  EXPECT_EQ(batch.noisy, plain.noisy);
-  EXPECT_TRUE(batch.input.frames.slice(1, 0, f).equal(plain.input.frames.slice(1, 0, f)));
-  EXPECT_FALSE(batch.input.frames.equal(plain.input.frames));
-  const at::Tensor strip = scrolled_in(tokens);
-  int halves = 0, wholes = 0;
-  int64_t elsewhere = 0, others = 0;
-  for (int64_t i = 0; i < b; ++i) {
-    for (size_t k = 0; k < batch.noisy.size(); ++k) {
-      const int64_t j = batch.noisy[k];
-      const at::Tensor masked =
-          batch.input.frames.select(1, f + static_cast<int64_t>(k))[i].eq(vocab);
-      const at::Tensor in_strip = strip[i][j];
-      ASSERT_TRUE(in_strip.any().item<bool>());
-      EXPECT_NEAR(batch.input.t[i][f + static_cast<int64_t>(k)].item<double>(),
-                  masked.to(at::kFloat).mean().item<double>(), 1e-6);
-      elsewhere += (masked & ~in_strip).sum().item<int64_t>();
-      others += (~in_strip).sum().item<int64_t>();
-      // Each tile's strip places, by the world tile they show.
-      std::map<std::pair<int64_t, int64_t>, std::pair<int, int>> tiles;  // shown, places
-      const auto [y, x] = corner[i][static_cast<size_t>(j)];
-      for (int64_t r = 0; r < side; ++r) {
-        for (int64_t c = 0; c < side; ++c) {
-          if (!in_strip[r][c].item<bool>()) continue;
-          auto& tile = tiles[{(y + r) / 2, (x + c) / 2}];
-          tile.first += masked[r][c].item<bool>() ? 0 : 1;
-          ++tile.second;
-        }
-      }
-      const bool half = (in_strip & ~masked).any().item<bool>();
-      (half ? halves : wholes) += 1;
-      for (const auto& [at, tile] : tiles) {
-        EXPECT_EQ(tile.first, half ? 1 : 0)
-            << "clip " << i << " frame " << j << " tile " << at.first << "," << at.second;
-      }
-    }
-  }
-  EXPECT_GT(halves, 0);
-  EXPECT_GT(wholes, 0);
-  EXPECT_LE(static_cast<double>(elsewhere) / static_cast<double>(others), kStripMaskElsewhere);
-}
-
 // Note [Overlay corruption]: in a chosen clip, only overlay cells change, only from one frame
 // on (never the sink), each to a token of the clip; the masked copies still show and score the
 // truth; the batch's other draws are those of the spec without it.
@@ -543,7 +471,6 @@ TEST_F(TokenTrainerTest, LearnsWithDrawnQuarters) {
   }
   config_.model_config = (dir_ / "quarters.json").string();
   config_.tokens.own_share = 0.25;
-  config_.tokens.strip_mask_share = 0.5;  // Note [Strip masks] along, grouped by the quarters
   ASSERT_NO_FATAL_FAILURE(expect_learns_in_30_steps());
   const model::ModelConfig exported =
       model::load_model_config((dir_ / "run" / "model" / "config.json").string());

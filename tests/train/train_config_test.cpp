@@ -267,13 +267,6 @@ TEST(TrainConfig, TokenDrawnShareIsOptionalAndChecked) {
   j["tokens"]["drawn_temperature"] = 1.0;
   j["tokens"]["own_share"] = 0.75;
   EXPECT_THAT(error_of(j), HasSubstr("field 'tokens.drawn_share': own_share and drawn_share"));
-  j["tokens"]["own_share"] = 0.0;
-  // Note [Strip masks]: optional, a share.
-  EXPECT_EQ(bundled.tokens.strip_mask_share, 0.0);
-  j["tokens"]["strip_mask_share"] = 0.5;
-  EXPECT_EQ(parse_train_config(j, "run.json").tokens.strip_mask_share, 0.5);
-  j["tokens"]["strip_mask_share"] = 1.5;
-  EXPECT_THAT(error_of(j), HasSubstr("field 'tokens.strip_mask_share': must be in ["));
 }
 
 // Note [Deep rollout]: a lead is optional, bounded, and only the own rollout plays it.
