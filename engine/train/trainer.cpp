@@ -60,9 +60,10 @@ at::Tensor own_history(model::CausalDiTImpl& model, const TeacherForcingBatch& b
 }
 
 // Copies every trained tensor of the model in `dir` into `model`, through a model of the
-// checkpoint's own config (`from`), since the head may differ. The output head's projection is
-// left to `set_head` (its name, the trained tensor or null, the model's); every other tensor must
-// be there with the same shape, and `what_may_differ` says in the error what could.
+// checkpoint's own config (`from`), whose output may mean something else (no skip). The output
+// head's projection is left to `set_head` (its name, the trained tensor or null, the model's);
+// every other tensor must be there with the same shape, and `what_may_differ` says in the error
+// what could.
 void copy_trained_layers(
     model::CausalDiTImpl& model, const std::string& dir, const model::ModelConfig& from,
     const std::function<void(const std::string&, const at::Tensor*, at::Tensor&)>& set_head,
