@@ -15,7 +15,7 @@ if [ ! -x build/gpu/ui/cli/worldcast ]; then
 fi
 echo "built at $((SECONDS - START)) s"
 W=build/gpu/ui/cli/worldcast
-WEIGHTS=${WEIGHTS:-assets/models/game-small-moves}
+WEIGHTS=${WEIGHTS:-assets/models/game-tokens}
 CONFIG=${CONFIG:-$WEIGHTS/config.json}
 for seed in ${SEEDS:-1000000 1000001 1000002 1000003 1000004}; do
   [ $((SECONDS - START)) -gt 540 ] && { echo "skip $seed: time"; continue; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Train game-small on the GPU machine for a fixed wall time, as a loop of short processes: a
+# Train a model (by default the token model game-tokens) on the GPU machine for a fixed wall time, as a loop of short processes: a
 # crash loses at most one process's steps since its last checkpoint, and each process resumes
 # from the state the previous one saved. The exported model, the training state (bf16 shards,
 # each under the device tool's 16 MB limit) and the logs are copied to $OUT.
@@ -39,7 +39,7 @@ while [ $((BUDGET - EVAL_SECONDS - (SECONDS - START))) -gt 45 ]; do
   began=$SECONDS
   init=()
   [ ! -d run/state ] && [ -n "${INIT:-}" ] && init=(--init "$INIT")
-  $W train --config "${TRAIN_CONFIG:-assets/train/game-small.json}" --out run --device cuda --minutes "$minutes" \
+  $W train --config "${TRAIN_CONFIG:-assets/train/game-tokens.json}" --out run --device cuda --minutes "$minutes" \
     --quiet "${init[@]}" "$@" >> "$OUT/train.log" 2>&1
   echo "process exit $? at $((SECONDS - START)) s" | tee -a "$OUT/train_summary.txt"
   [ $((SECONDS - began)) -lt 30 ] && break  # the step target is reached (or it cannot start)

@@ -40,7 +40,7 @@ for t in $TESTS; do
   tail -3 "$OUT/$t.log" >> "$OUT/summary.txt" 2>/dev/null
 done
 [ "${WITH_PRESENT:-1}" = 1 ] && step bench_present 40 $W bench present --res 128x128,1280x720 --frames 300 --json "$OUT/present.json"
-EVAL_WEIGHTS=${EVAL_WEIGHTS:-assets/models/game-small-moves}
+EVAL_WEIGHTS=${EVAL_WEIGHTS:-assets/models/game-tokens}
 EVAL_CONFIG_FLAG=()
 [ -n "${EVAL_CONFIG:-}" ] && EVAL_CONFIG_FLAG=(--config "$EVAL_CONFIG")
 # The bundled model's speed with whole-block CUDA graphs (the default) and without, same machine.

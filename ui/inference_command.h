@@ -19,11 +19,7 @@ struct InferenceCommand {
     kStartRecording,  // into the folder `name`
     kStopRecording,
     kSetFrameRate,          // `value` frames per second (Note [Game frame rate]); 0: the display's
-    kSetPaletteSnap,        // `value` 1: snap to the palette, 0: raw frames (Note [Palette snap])
-    kSetPatchSnap,          // `value` 1: snap to the patch book, 0: do not (Note [Patch snap])
-    kSetChoiceTemperature,  // `value`: drawn choices' temperature (Note [Choice temperature])
-    kSetStayBias,           // `value`: the bias toward "as it is" (Note [Stay bias])
-    kSetRememberGround,     // `value` 1: remember ground, 0: forget it (Note [Remembered ground])
+    kSetChoiceTemperature,  // `value`: a token model's temperature (Note [Masked sampling])
     kSetTokenPasses,        // `value`: a token model's passes per frame (Note [Masked sampling])
     kSetTokenSure,          // `value`: a token model's sureness shown in any pass (likewise)
   };
@@ -50,26 +46,14 @@ struct InferenceCommand {
   static InferenceCommand set_frame_rate(double frames_per_second) {
     return {Kind::kSetFrameRate, 0, {}, {}, frames_per_second};
   }
-  static InferenceCommand set_palette_snap(bool on) {
-    return {Kind::kSetPaletteSnap, 0, {}, {}, on ? 1.0 : 0.0};
-  }
-  static InferenceCommand set_patch_snap(bool on) {
-    return {Kind::kSetPatchSnap, 0, {}, {}, on ? 1.0 : 0.0};
-  }
   static InferenceCommand set_choice_temperature(double temperature) {
     return {Kind::kSetChoiceTemperature, 0, {}, {}, temperature};
-  }
-  static InferenceCommand set_stay_bias(double bias) {
-    return {Kind::kSetStayBias, 0, {}, {}, bias};
   }
   static InferenceCommand set_token_sure(double sure) {
     return {Kind::kSetTokenSure, 0, {}, {}, sure};
   }
   static InferenceCommand set_token_passes(int passes) {
     return {Kind::kSetTokenPasses, 0, {}, {}, static_cast<double>(passes)};
-  }
-  static InferenceCommand set_remember_ground(bool on) {
-    return {Kind::kSetRememberGround, 0, {}, {}, on ? 1.0 : 0.0};
   }
 };
 

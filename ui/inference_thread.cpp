@@ -179,46 +179,6 @@ void InferenceThread::apply_one(const InferenceCommand& command) {
       control_->reclassify();
       if (recorder_) recorder_->note_change(source_.frame_index(), "reclassify");
       break;
-    case Kind::kSetPaletteSnap: {
-      need_policy("palette snap");
-      const bool on = command.value != 0.0;
-      control_->set_palette_snap(on);
-      error_.clear();
-      if (recorder_) {
-        recorder_->note_change(source_.frame_index(), on ? "palette snap on" : "palette snap off");
-      }
-      break;
-    }
-    case Kind::kSetPatchSnap: {
-      need_policy("patch snap");
-      const bool on = command.value != 0.0;
-      control_->set_patch_snap(on);
-      error_.clear();
-      if (recorder_) {
-        recorder_->note_change(source_.frame_index(), on ? "patch snap on" : "patch snap off");
-      }
-      break;
-    }
-    case Kind::kSetRememberGround: {
-      need_policy("remember ground");
-      const bool on = command.value != 0.0;
-      control_->set_remember_ground(on);
-      error_.clear();
-      if (recorder_) {
-        recorder_->note_change(source_.frame_index(),
-                               on ? "remember ground on" : "remember ground off");
-      }
-      break;
-    }
-    case Kind::kSetStayBias: {
-      need_policy("stay bias");
-      control_->set_stay_bias(command.value);
-      error_.clear();
-      if (recorder_) {
-        recorder_->note_change(source_.frame_index(), "stay bias " + std::to_string(command.value));
-      }
-      break;
-    }
     case Kind::kSetTokenSure: {
       need_policy("token sureness");
       control_->set_token_sure(command.value);
@@ -321,16 +281,12 @@ void InferenceThread::start_recording(const std::string& dir) {
   if (control_) {
     meta["policy"] = control_->policy_name();
     meta["policy_settings"] = control_->policy_settings();
-    // Live toggles may have left the snap other than the command line's choice.
-    if (control_->has_palette()) meta["palette_snap"] = control_->palette_snap();
-    if (control_->has_patch_book()) meta["patch_snap"] = control_->patch_snap();
-    if (control_->draws_choices()) meta["choice_temperature"] = control_->choice_temperature();
+    // Live settings may have left the sampling other than the command line's choice.
     if (control_->draws_tokens()) {
+      meta["choice_temperature"] = control_->choice_temperature();
       meta["token_passes"] = control_->token_passes();
       meta["token_sure"] = control_->token_sure();
     }
-    if (control_->takes_likeliest_move()) meta["stay_bias"] = control_->stay_bias();
-    if (control_->can_remember_ground()) meta["remember_ground"] = control_->remember_ground();
   }
   recorder_ = std::make_unique<SessionRecorder>(dir, std::move(meta));
   record_note_.clear();

@@ -11,7 +11,6 @@
 #include "engine/core/json_text.h"
 #include "engine/core/safetensors.h"
 #include "engine/model/model_config.h"
-#include "engine/model/palette.h"
 
 namespace wc::ui {
 namespace fs = std::filesystem;
@@ -78,20 +77,11 @@ std::string find_asset(const std::string& relative) {
 ModelSource make_model_source(const ModelSourceOptions& options) {
   ModelSource source;
   model::ModelConfig config = model_config_for(options, &source.config_file);
-  model::apply_palette_snap(config, options.palette_snap, "--palette-snap");
-  model::apply_patch_snap(config, options.patch_snap, "--patch-snap");
   if (options.choice_temperature != 0.0) {
     // A token model's draws are its tokens (Note [Masked sampling]).
-    const std::string problem =
-        config.tokens.active()
-            ? config.tokens.temperature_problem(options.choice_temperature)
-            : config.prediction.choice_temperature_problem(options.choice_temperature);
+    const std::string problem = config.tokens.temperature_problem(options.choice_temperature);
     if (!problem.empty()) throw Error("--choice-temperature", problem);
-    if (config.tokens.active()) {
-      config.tokens.temperature = options.choice_temperature;
-    } else {
-      config.prediction.choice_temperature = options.choice_temperature;
-    }
+    config.tokens.temperature = options.choice_temperature;
   }
   if (options.token_passes != 0) {
     const std::string problem = config.tokens.passes_problem(options.token_passes);
@@ -103,12 +93,6 @@ ModelSource make_model_source(const ModelSourceOptions& options) {
     if (!problem.empty()) throw Error("--token-sure", problem);
     config.tokens.sure = options.token_sure;
   }
-  if (options.stay_bias >= 0.0) {
-    const std::string problem = config.prediction.stay_bias_problem(options.stay_bias);
-    if (!problem.empty()) throw Error("--stay-bias", problem);
-    config.prediction.stay_bias = options.stay_bias;
-  }
-  model::apply_remember_ground(config, options.remember_ground, "--remember-ground");
   const at::Device device = resolve_device(options.device);
   source.device = device.str();
   rollout::SessionOptions session_options;
@@ -162,20 +146,10 @@ PolicyRunStats SessionControl::run_stats() const {
   run.switch_ms = stats.switch_ms;
   run.graph_replayed_blocks = stats.graph_replayed_blocks;
   run.graph_recordings = stats.graph_recordings;
-  run.has_palette = session_.has_palette();
-  run.palette_snap = session_.palette_snap();
-  run.has_patch_book = session_.has_patch_book();
-  run.patch_snap = session_.patch_snap();
-  run.draws_choices = session_.draws_choices();
-  run.choice_temperature = session_.choice_temperature();
   run.draws_tokens = session_.draws_tokens();
+  run.choice_temperature = session_.choice_temperature();
   run.token_passes = session_.token_passes();
   run.token_sure = session_.token_sure();
-  run.takes_likeliest_move = session_.takes_likeliest_move();
-  run.stay_bias = session_.stay_bias();
-  run.can_remember_ground = session_.can_remember_ground();
-  run.remember_ground = session_.remember_ground();
-  run.remembered_cells = stats.remembered_cells;
   run.policy = stats.policy;
   return run;
 }
@@ -188,27 +162,6 @@ void SessionControl::switch_policy(const std::string& name, const nlohmann::json
 }
 void SessionControl::reclassify() {
   session_.reclassify_policy();
-}
-bool SessionControl::has_palette() const {
-  return session_.has_palette();
-}
-bool SessionControl::palette_snap() const {
-  return session_.palette_snap();
-}
-void SessionControl::set_palette_snap(bool on) {
-  session_.set_palette_snap(on);
-}
-bool SessionControl::has_patch_book() const {
-  return session_.has_patch_book();
-}
-bool SessionControl::patch_snap() const {
-  return session_.patch_snap();
-}
-void SessionControl::set_patch_snap(bool on) {
-  session_.set_patch_snap(on);
-}
-bool SessionControl::draws_choices() const {
-  return session_.draws_choices();
 }
 double SessionControl::choice_temperature() const {
   return session_.choice_temperature();
@@ -230,24 +183,6 @@ double SessionControl::token_sure() const {
 }
 void SessionControl::set_token_sure(double sure) {
   session_.set_token_sure(sure);
-}
-bool SessionControl::takes_likeliest_move() const {
-  return session_.takes_likeliest_move();
-}
-double SessionControl::stay_bias() const {
-  return session_.stay_bias();
-}
-void SessionControl::set_stay_bias(double bias) {
-  session_.set_stay_bias(bias);
-}
-bool SessionControl::can_remember_ground() const {
-  return session_.can_remember_ground();
-}
-bool SessionControl::remember_ground() const {
-  return session_.remember_ground();
-}
-void SessionControl::set_remember_ground(bool on) {
-  session_.set_remember_ground(on);
 }
 
 }  // namespace wc::ui

@@ -14,8 +14,7 @@
 namespace wc::ui {
 
 // Where the bundled trained model lives, and the config used without weights. The bundled model
-// is the token world model game-tokens (its model card says why); the pixel models before it,
-// game-small-moves and game-small, stay in assets/models/ to compare against.
+// is the token world model game-tokens; the config without weights is a small pixel model.
 inline constexpr const char* kBundledModelDir = "assets/models/game-tokens";
 inline constexpr const char* kDefaultModelConfig = "assets/configs/game-small.json";
 
@@ -30,19 +29,11 @@ struct ModelSourceOptions {
   uint64_t seed = 1;
   uint64_t weights_seed = 0;
   bool cuda_graphs = true;  // SessionOptions::cuda_graphs
-  // Note [Palette snap]: "config" (the config's choice), "on" or "off".
-  std::string palette_snap = "config";
-  // Note [Patch snap]: "config", "on" or "off".
-  std::string patch_snap = "config";
-  // Note [Choice temperature]: the drawn choices' temperature; 0 keeps the config's.
+  // Note [Masked sampling]: a token model's temperature and passes per frame; 0 keeps the
+  // config's.
   double choice_temperature = 0.0;
-  // Note [Masked sampling]: a token model's passes per frame; 0 keeps the config's.
   int token_passes = 0;
   double token_sure = 0.0;  // 0: the model config's
-  // Note [Stay bias]: the bias toward "as it is"; negative keeps the config's.
-  double stay_bias = -1.0;
-  // Note [Remembered ground]: "config", "on" or "off".
-  std::string remember_ground = "config";
 };
 
 struct ModelSource {
@@ -61,7 +52,7 @@ ModelSource make_model_source(const ModelSourceOptions& options);
 // names where it came from. Throws wc::Error naming the file and field.
 model::ModelConfig model_config_for(const ModelSourceOptions& options, std::string* file);
 
-// `relative` (e.g. "assets/models/game-small") under the working directory, else under the
+// `relative` (e.g. "assets/models/game-tokens") under the working directory, else under the
 // folders above the running executable (a build tree inside the repository); "" if neither.
 std::string find_asset(const std::string& relative);
 
@@ -78,26 +69,13 @@ class SessionControl final : public PolicyControl {
   void configure(const nlohmann::json& settings) override;
   void switch_policy(const std::string& name, const nlohmann::json& settings) override;
   void reclassify() override;
-  bool has_palette() const override;
-  bool palette_snap() const override;
-  void set_palette_snap(bool on) override;
-  bool has_patch_book() const override;
-  bool patch_snap() const override;
-  void set_patch_snap(bool on) override;
-  bool draws_choices() const override;
+  bool draws_tokens() const override;
   double choice_temperature() const override;
   void set_choice_temperature(double temperature) override;
-  bool takes_likeliest_move() const override;
-  double stay_bias() const override;
-  void set_stay_bias(double bias) override;
-  bool draws_tokens() const override;
   int token_passes() const override;
   void set_token_passes(int passes) override;
   double token_sure() const override;
   void set_token_sure(double sure) override;
-  bool can_remember_ground() const override;
-  bool remember_ground() const override;
-  void set_remember_ground(bool on) override;
 
  private:
   rollout::Session& session_;

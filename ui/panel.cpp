@@ -94,98 +94,37 @@ void wrapped_tooltip(const char* text) {
   ImGui::EndTooltip();
 }
 
-// Note [Palette snap], live: only a model whose config has a palette shows the checkbox.
-void draw_palette_snap(const LiveStats& stats, PanelModel& model) {
-  if (!stats.run.has_palette) return;
-  bool snap = stats.run.palette_snap;
-  if (ImGui::Checkbox("Snap to palette", &snap)) model.set_palette_snap(snap);
-  wrapped_tooltip(
-      "Round each generated pixel to the nearest colour of the training data (Note [Palette "
-      "snap]); off shows the model's raw frames");
-}
-
-// Note [Patch snap], live: only a model whose config names a patch book shows the checkbox.
-void draw_patch_snap(const LiveStats& stats, PanelModel& model) {
-  if (!stats.run.has_patch_book) return;
-  bool snap = stats.run.patch_snap;
-  if (ImGui::Checkbox("Snap to patches", &snap)) model.set_patch_snap(snap);
-  wrapped_tooltip(
-      "Replace each generated 8x8 patch by the nearest patch of the training data when they "
-      "differ in a few pixels (Note [Patch snap]): repairs the sprite and the world before the "
-      "next frame copies the damage");
-}
-
-// Note [Remembered ground], live: only a model that can remember shows the checkbox, with the
-// cells of ground it holds, so one sees the memory fill on a walk and empty as it forgets.
-void draw_remember_ground(const LiveStats& stats, PanelModel& model) {
-  if (!stats.run.can_remember_ground) return;
-  bool on = stats.run.remember_ground;
-  if (ImGui::Checkbox("Remember ground", &on)) model.set_remember_ground(on);
-  wrapped_tooltip(
-      "Keep the ground that scrolls out of view and show it again when you walk back (Note "
-      "[Remembered ground]); off draws every returning strip as new ground");
-  if (stats.run.remember_ground) {
-    ImGui::SameLine();
-    ImGui::TextDisabled("%lld cells", static_cast<long long>(stats.run.remembered_cells));
-  }
-}
-
-// Note [Choice temperature], live: only a model that draws choices (Note [New ground]) shows the
-// slider. Like the policy's sliders, every change is sent (on CUDA each re-records the block).
-// A token model (Note [Masked sampling]) shows its tokens' temperature and its passes instead.
-void draw_choice_temperature(const LiveStats& stats, PanelModel& model) {
-  if (!stats.run.draws_choices) return;
+// Note [Masked sampling], live: only a token model shows its tokens' temperature, its passes and
+// its sureness. Like the policy's sliders, every change is sent (on CUDA each re-records the
+// block).
+void draw_token_sampling(const LiveStats& stats, PanelModel& model) {
+  if (!stats.run.draws_tokens) return;
   float temperature = static_cast<float>(stats.run.choice_temperature);
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.6f);
-  if (stats.run.draws_tokens) {
-    if (ImGui::SliderFloat("token t", &temperature, 0.05f, 2.0f, "%.2f")) {
-      model.set_choice_temperature(temperature);
-    }
-    if (ImGui::IsItemHovered()) {
-      ImGui::SetTooltip(
-          "How boldly each patch is drawn (Note [Masked sampling]): low draws the likeliest "
-          "patches (new ground turns to grass), high every patch the model cannot rule out");
-    }
-    int passes = stats.run.token_passes;
-    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.6f);
-    if (ImGui::SliderInt("passes", &passes, 1, 8)) model.set_token_passes(passes);
-    if (ImGui::IsItemHovered()) {
-      ImGui::SetTooltip(
-          "Unmasking passes per frame: each is one model forward; more passes draw neighbouring "
-          "patches knowing each other");
-    }
-    float sure = static_cast<float>(stats.run.token_sure);
-    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.6f);
-    if (ImGui::SliderFloat("sure", &sure, 0.5f, 1.0f, "%.2f")) model.set_token_sure(sure);
-    if (ImGui::IsItemHovered()) {
-      ImGui::SetTooltip(
-          "Places the model is at least this sure of are shown in the first pass, and the "
-          "passes go to the rest (the strip that scrolls in, the player): 1 spreads every place "
-          "over the passes (MaskGIT's schedule)");
-    }
-    return;
-  }
-  if (ImGui::SliderFloat("new ground t", &temperature, 0.05f, 2.0f, "%.2f")) {
+  if (ImGui::SliderFloat("token t", &temperature, 0.05f, 2.0f, "%.2f")) {
     model.set_choice_temperature(temperature);
   }
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip(
-        "How boldly new ground is drawn (Note [New ground]): low draws the likeliest colour "
-        "(plain grass), high every colour the model cannot rule out (speckle)");
+        "How boldly each patch is drawn (Note [Masked sampling]): low draws the likeliest "
+        "patches (new ground turns to grass), high every patch the model cannot rule out");
   }
-}
-
-// Note [Stay bias], live: only a model that takes each pixel's likeliest move shows the slider.
-void draw_stay_bias(const LiveStats& stats, PanelModel& model) {
-  if (!stats.run.takes_likeliest_move) return;
-  float bias = static_cast<float>(stats.run.stay_bias);
+  int passes = stats.run.token_passes;
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.6f);
-  if (ImGui::SliderFloat("stay bias", &bias, 0.0f, 3.0f, "%.2f")) model.set_stay_bias(bias);
+  if (ImGui::SliderInt("passes", &passes, 1, 8)) model.set_token_passes(passes);
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip(
-        "How much likelier a pixel stays as it is than its move says (Note [Stay bias]): "
-        "higher keeps the sprite whole over long play, but strands dots of the world and "
-        "scrolls less");
+        "Unmasking passes per frame: each is one model forward; more passes draw neighbouring "
+        "patches knowing each other");
+  }
+  float sure = static_cast<float>(stats.run.token_sure);
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.6f);
+  if (ImGui::SliderFloat("sure", &sure, 0.5f, 1.0f, "%.2f")) model.set_token_sure(sure);
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip(
+        "Places the model is at least this sure of are shown in the first pass, and the "
+        "passes go to the rest (the strip that scrolls in, the player): 1 spreads every place "
+        "over the passes (MaskGIT's schedule)");
   }
 }
 
@@ -344,11 +283,7 @@ PanelRequests draw_control_window(const PanelView& view, const LiveStats* stats,
   if (stats && stats->has_policy) {
     ImGui::Separator();
     draw_policy(*stats, model);
-    draw_palette_snap(*stats, model);
-    draw_patch_snap(*stats, model);
-    draw_remember_ground(*stats, model);
-    draw_choice_temperature(*stats, model);
-    draw_stay_bias(*stats, model);
+    draw_token_sampling(*stats, model);
     draw_sliders(*stats, model);
     draw_worst_token(*stats, model);
   }

@@ -313,17 +313,8 @@ void PanelModel::reclassify() {
   commands_.push_back(InferenceCommand::reclassify());
 }
 
-void PanelModel::set_palette_snap(bool on) {
-  commands_.push_back(InferenceCommand::set_palette_snap(on));
-}
-void PanelModel::set_patch_snap(bool on) {
-  commands_.push_back(InferenceCommand::set_patch_snap(on));
-}
 void PanelModel::set_worst_token(bool on) {
   configure({{"worst_token", on}});
-}
-void PanelModel::set_remember_ground(bool on) {
-  commands_.push_back(InferenceCommand::set_remember_ground(on));
 }
 
 void PanelModel::set_choice_temperature(double temperature) {
@@ -336,10 +327,6 @@ void PanelModel::set_token_sure(double sure) {
 
 void PanelModel::set_token_passes(int passes) {
   commands_.push_back(InferenceCommand::set_token_passes(passes));
-}
-
-void PanelModel::set_stay_bias(double bias) {
-  commands_.push_back(InferenceCommand::set_stay_bias(bias));
 }
 
 void PanelModel::toggle_recording(bool recording_now) {

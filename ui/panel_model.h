@@ -84,16 +84,11 @@ class PanelModel {
   // (its defaults the first time).
   void select_policy(const std::string& name);
   void reclassify();
-  // Note [Palette snap]: snaps the model's frames to its palette from the next block on, or not.
-  void set_palette_snap(bool on);
-  // Note [Patch snap]: snaps the model's patches to its patch book from the next block on, or not.
-  void set_patch_snap(bool on);
-  void set_remember_ground(bool on);
   // Note [Worst-token scores]: the running cast's scoring, re-cast live from the stored scores.
   void set_worst_token(bool on);
-  // Note [Choice temperature]: the drawn choices' temperature from the next block on.
+  // Note [Masked sampling]: a token model's temperature, passes and sureness from the next
+  // block on.
   void set_choice_temperature(double temperature);
-  void set_stay_bias(double bias);
   void set_token_passes(int passes);
   void set_token_sure(double sure);
   // Starts a recording into a fresh folder under the record base, or stops the running one.

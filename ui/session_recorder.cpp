@@ -67,19 +67,12 @@ void SessionRecorder::finish(const std::vector<Action>& actions_since_reset,
   record["ended"] = reason;
   record["replayable"] = changes_.empty();
   if (meta_.contains("command") && meta_["command"].is_string()) {
-    // The command that rebuilds the source, with the policy (and the palette snap and choice
-    // temperature) the recording started with.
+    // The command that rebuilds the source, with the policy (and a token model's sampling) the
+    // recording started with.
     std::string replay = meta_["command"].get<std::string>();
     if (meta_.contains("policy")) {
       replay += " --policy " + meta_["policy"].get<std::string>() + " --policy-settings '" +
                 meta_.value("policy_settings", nlohmann::json::object()).dump() + "'";
-    }
-    if (meta_.contains("palette_snap") && meta_["palette_snap"].is_boolean()) {
-      replay +=
-          std::string(" --palette-snap ") + (meta_["palette_snap"].get<bool>() ? "on" : "off");
-    }
-    if (meta_.contains("patch_snap") && meta_["patch_snap"].is_boolean()) {
-      replay += std::string(" --patch-snap ") + (meta_["patch_snap"].get<bool>() ? "on" : "off");
     }
     if (meta_.contains("choice_temperature") && meta_["choice_temperature"].is_number()) {
       replay += " --choice-temperature " + meta_["choice_temperature"].dump();
@@ -89,13 +82,6 @@ void SessionRecorder::finish(const std::vector<Action>& actions_since_reset,
     }
     if (meta_.contains("token_sure") && meta_["token_sure"].is_number()) {
       replay += " --token-sure " + meta_["token_sure"].dump();
-    }
-    if (meta_.contains("stay_bias") && meta_["stay_bias"].is_number()) {
-      replay += " --stay-bias " + meta_["stay_bias"].dump();
-    }
-    if (meta_.contains("remember_ground") && meta_["remember_ground"].is_boolean()) {
-      replay += std::string(" --remember-ground ") +
-                (meta_["remember_ground"].get<bool>() ? "on" : "off");
     }
     replay += " --headless --seed " + std::to_string(meta_.value("seed", uint64_t{0})) +
               " --actions " + (dir / "actions.txt").string() + " --frames " +

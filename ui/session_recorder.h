@@ -22,7 +22,7 @@ namespace wc::ui {
 class SessionRecorder {
  public:
   // Creates `dir` (it must not hold a record.json already). `meta` goes into record.json
-  // (source, seed, policy and settings, palette snap, the replay command line).
+  // (source, seed, policy and settings, a token model's sampling, the replay command line).
   SessionRecorder(std::string dir, nlohmann::json meta);
   ~SessionRecorder();
   SessionRecorder(const SessionRecorder&) = delete;

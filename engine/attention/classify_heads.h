@@ -31,9 +31,9 @@ struct ClassifyInputs {
 // a query inside it more context than the neighbourhood, so the proxy errs both ways: it casts
 // heads Spatial that the cells starve and leaves Global heads the cells would serve. "cells"
 // scores the deployed path itself (each query's own cell in every slot), so M_sp, P5 and e
-// describe what the head will compute. Measured on the pixel model: its model card
-// (assets/models/game-small-moves/MODEL_CARD.md), whose config keeps "cells"; the default is the
-// paper's neighbourhood (Note [Paper defaults]).
+// describe what the head will compute. The retired pixel model's card measured the difference
+// (`git show 149e37f:assets/models/game-small-moves/MODEL_CARD.md`); the default is the paper's
+// neighbourhood (Note [Paper defaults]).
 
 // The spatial restriction classification measures: the paper's sliding neighbourhood
 // |y'−y| ≤ radius, |x'−x| ≤ radius, or the deployed cells themselves.

@@ -146,20 +146,6 @@ std::string format_eval_report(const Json& report) {
       report.value("config", "?").c_str(), report.value("device", "?").c_str(),
       report.value("dtype", "?").c_str(), field(report, "seeds").size(),
       report.value("policy", "?").c_str(), num(field(report, "window_frames"), "%.0f").c_str());
-  if (report.value("palette_snap", false)) {
-    out += format(
-        "palette snap     on, %d colours (Note [Palette snap]; --palette-snap off: the "
-        "model's raw frames)\n",
-        report.value("palette_colours", 0));
-  }
-  if (report.value("patch_snap", false)) {
-    out += format(
-        "patch snap       on, %d patches, at most %d pixels changed a patch (%d in a screen-fixed "
-        "cell; holds %d and %d; Note [Patch snap]; --patch-snap off: without it)\n",
-        report.value("patch_book_patches", 0), report.value("patch_max_changed", 0),
-        report.value("patch_fixed_max_changed", 0), report.value("patch_hold", 0),
-        report.value("patch_fixed_hold", 0));
-  }
   if (report.contains("responsiveness")) {
     const Json& r = report["responsiveness"];
     out += format(

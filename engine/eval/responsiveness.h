@@ -27,8 +27,8 @@ namespace wc::eval {
 // to speckle or streaks is still a scroll, so the same two parts report the generated frames'
 // detail against the true frames' ("early_detail_ratio", "late_detail_ratio": mean luma
 // gradient, 1 for the game itself; below 1 is blur, above 1 speckle or streaks). It cannot tell
-// lost landmarks from kept ones: the bundled model reads 2.1 then 4.9, a deep-rollout model
-// (Note [Deep rollout]) whose trees faded to streaked grass 2.2 then 2.4 (8 seeds, dense).
+// lost landmarks from kept ones: a world whose trees fade to streaked grass can read as high as
+// one that keeps them.
 nlohmann::json eval_responsiveness(const EvalOptions& options);
 
 }  // namespace wc::eval

@@ -66,17 +66,6 @@ nlohmann::json run_eval(const EvalOptions& options) {
       {"frame", {{"width", options.config.frame.width}, {"height", options.config.frame.height}}},
       {"frames_per_block", options.config.frames_per_block},
       {"sampler_steps", options.config.sampler.steps},
-      // Note [Palette snap]: whether the frames measured were snapped, and to how many colours.
-      {"palette_snap", options.config.palette.active()},
-      {"palette_colours", options.config.palette.colours.size()},
-      // Note [Patch snap]: likewise for the patch book.
-      {"patch_snap", options.config.patch_snap.active()},
-      {"patch_book_patches",
-       options.config.patch_snap.book ? options.config.patch_snap.book->patches.size() : 0},
-      {"patch_max_changed", options.config.patch_snap.limits.max_changed},
-      {"patch_fixed_max_changed", options.config.patch_snap.limits.fixed_max_changed},
-      {"patch_hold", options.config.patch_snap.limits.hold},
-      {"patch_fixed_hold", options.config.patch_snap.limits.fixed_hold},
       {"seeds", options.seeds},
       {"seed_frames", options.seed_frames},
       {"policy", options.policy},

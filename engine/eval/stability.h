@@ -30,7 +30,7 @@ namespace wc::eval {
 // generated. Two more drift signals: "detail_ratio" (mean luma gradient magnitude at the end over
 // the start: < 1 means blur, > 1 noise), the share of each probe's idle change inside the game's
 // screen-fixed overlays ("idle_change_in_overlays_*": the sprite and HUD, which should not change
-// at rest; a model playing without Note [Patch snap] put all of it there), each probe's PSNR
+// at rest), each probe's PSNR
 // against the true frames inside the sprite's rectangle ("sprite_psnr_vs_truth_*": the true
 // camera is home at the end, and the sprite is screen-fixed, so this one comparison with the
 // truth stays fair after thousands of frames) and the mean RGB of both probes. With

@@ -108,7 +108,8 @@ class Game {
 
 // Screen-fixed overlays the game draws over the scrolling world at this frame size (the HUD
 // shown): the player sprite (centred; it turns and animates) and the HUD box. Metrics leave them
-// out of "did the view scroll?", and training's consistent target takes them from the game.
+// out of "did the view scroll?", and training weighs and corrupts them apart (overlay_mask.h in
+// engine/train).
 std::vector<PixelRect> screen_overlays(int width, int height);
 
 }  // namespace wc::game

@@ -349,7 +349,7 @@ at::Tensor CausalDiTImpl::forward(const FrameBatch& batch, const AttendFn& atten
   const int scored = frames_count - first;
   const at::Tensor out = head(x.slice(1, int64_t{first} * gh * gw), embedding.slice(1, first));
   if (tokens) return out.view({b, scored, int64_t{gh} * gw, c.tokens.vocab});
-  return unpatchify(out, scored, gh, gw, c.output_channels(), c.patch_h, c.patch_w);
+  return unpatchify(out, scored, gh, gw, c.channels, c.patch_h, c.patch_w);
 }
 
 const RopeRotation& CausalDiTImpl::rope_for(int64_t frame_start, int frames, int grid_h, int grid_w,

@@ -221,15 +221,13 @@ class CausalDiTImpl : public torch::nn::Module {
 
   const ModelConfig& config() const { return config_; }
 
-  // The generic forward: the network's output ([B, F, C', H, W], the frames' dtype; C' =
-  // config().output_channels(); a token model's logits [B, F, h·w, vocab] in the weights'
-  // dtype), the velocity v = ε − x0 or what prediction.h turns into it,
-  // for the batch, with each layer's attention delegated to `attend`. With with_head = false
-  // the output head is skipped (a committing pass needs only the layers' K/V) and an undefined
-  // tensor is returned.
-  // `order` (optional) gives each layer's head order for `attend` (Note [Head order]).
-  // `cross_attend` (optional) attends to the prompt of a model with cross-attention; dense
-  // attention when empty.
+  // The generic forward: the network's output ([B, F, C, H, W], the frames' dtype; a token
+  // model's logits [B, F, h·w, vocab] in the weights' dtype), the velocity v = ε − x0 or what
+  // prediction.h turns into it, for the batch, with each layer's attention delegated to `attend`.
+  // With with_head = false the output head is skipped (a committing pass needs only the layers'
+  // K/V) and an undefined tensor is returned. `order` (optional) gives each layer's head order for
+  // `attend` (Note [Head order]). `cross_attend` (optional) attends to the prompt of a model with
+  // cross-attention; dense attention when empty.
   at::Tensor forward(const FrameBatch& batch, const AttendFn& attend, bool with_head = true,
                      const HeadOrderFn& order = nullptr,
                      const CrossAttendFn& cross_attend = nullptr);

@@ -2,14 +2,7 @@
 #include "engine/model/model_config.h"
 
 #include <algorithm>
-#include <cctype>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <optional>
-#include <set>
-#include <sstream>
-#include <tuple>
 
 #include "engine/attention/registry.h"
 #include "engine/attention/tempcache_settings.h"
@@ -22,7 +15,6 @@ namespace wc::model {
 namespace {
 
 constexpr int kMaxSide = 1 << 14;
-constexpr size_t kMaxPaletteColours = 256;
 
 FrameSize read_frame_size(ObjectReader& parent, const std::string& key) {
   ObjectReader reader(parent.get(key), parent.file(), parent.field_path(key));
@@ -31,59 +23,6 @@ FrameSize read_frame_size(ObjectReader& parent, const std::string& key) {
   size.width = reader.integer("width", 1, kMaxSide);
   reader.reject_unknown();
   return size;
-}
-
-// "#rrggbb" (hex digits of either case), or nothing.
-std::optional<std::array<uint8_t, 3>> parse_hex_colour(const nlohmann::json& value) {
-  if (!value.is_string()) return std::nullopt;
-  const std::string text = value.get<std::string>();
-  if (text.size() != 7 || text[0] != '#') return std::nullopt;
-  std::array<uint8_t, 3> colour{};
-  for (size_t c = 0; c < 3; ++c) {
-    int byte = 0;
-    for (char digit : text.substr(1 + 2 * c, 2)) {
-      const char lower = static_cast<char>(std::tolower(static_cast<unsigned char>(digit)));
-      if (lower >= '0' && lower <= '9') {
-        byte = byte * 16 + (lower - '0');
-      } else if (lower >= 'a' && lower <= 'f') {
-        byte = byte * 16 + (lower - 'a' + 10);
-      } else {
-        return std::nullopt;
-      }
-    }
-    colour[c] = static_cast<uint8_t>(byte);
-  }
-  return colour;
-}
-
-std::string hex_colour(const std::array<uint8_t, 3>& colour) {
-  char text[8];
-  std::snprintf(text, sizeof text, "#%02x%02x%02x", colour[0], colour[1], colour[2]);
-  return text;
-}
-
-// Note [Palette snap]: {"colours": ["#rrggbb", ...], "snap": true}.
-PaletteConfig read_palette(ObjectReader& parent, int channels) {
-  const std::string key = "palette";
-  ObjectReader reader(parent.get(key), parent.file(), key);
-  if (channels != 3)
-    reader.fail(key, "needs a frame of 3 channels (RGB), not " + std::to_string(channels));
-  PaletteConfig palette;
-  const nlohmann::json& colours = reader.get("colours");
-  const std::string path = reader.field_path("colours");
-  if (!colours.is_array() || colours.empty() || colours.size() > kMaxPaletteColours) {
-    reader.fail(path, "expected an array of 1 to " + std::to_string(kMaxPaletteColours) +
-                          " colours \"#rrggbb\"");
-  }
-  for (size_t i = 0; i < colours.size(); ++i) {
-    const std::string item = path + "[" + std::to_string(i) + "]";
-    const std::optional<std::array<uint8_t, 3>> colour = parse_hex_colour(colours[i]);
-    if (!colour) reader.fail(item, "expected a colour \"#rrggbb\", got " + colours[i].dump());
-    palette.colours.push_back(*colour);
-  }
-  palette.snap = reader.boolean("snap");
-  reader.reject_unknown();
-  return palette;
 }
 
 // Where the file a config names at `field` is (Note [Config files]); `confined_to` is the
@@ -116,63 +55,10 @@ std::string config_file_path(ObjectReader& reader, const std::string& field,
   return target.string();
 }
 
-// Note [Patch snap]: {"file": "patches.txt", "max_changed": 2, "fixed_max_changed": 64,
-// "hold": 1, "fixed_hold": 1, "snap": true}, after the palette
-// (the book's letters index it).
-PatchSnapConfig read_patch_snap(ObjectReader& parent, const ModelConfig& config,
-                                const std::string& confined_to) {
-  const std::string key = "patch_snap";
-  ObjectReader reader(parent.get(key), parent.file(), key);
-  PatchSnapConfig patch_snap;
-  patch_snap.file = reader.string("file");
-  patch_snap.snap = reader.boolean("snap");
-  patch_snap.limits.max_changed = reader.integer("max_changed", 0, kMaxPatchSide * kMaxPatchSide);
-  patch_snap.limits.fixed_max_changed =
-      reader.integer("fixed_max_changed", 0, kMaxPatchSide * kMaxPatchSide);
-  patch_snap.limits.hold = reader.integer("hold", 0, kMaxPatchSide * kMaxPatchSide);
-  patch_snap.limits.fixed_hold = reader.integer("fixed_hold", 0, kMaxPatchSide * kMaxPatchSide);
-  reader.reject_unknown();
-  if (config.palette.colours.empty()) {
-    reader.fail(key,
-                "needs the model's palette (\"palette.colours\"): the book's patches are "
-                "its colours");
-  }
-  const std::filesystem::path path(config_file_path(reader, "file", patch_snap.file, confined_to));
-  PatchBook book;
-  try {
-    book = read_patch_book(path.string());
-  } catch (const Error& error) {
-    reader.fail(reader.field_path("file"), error.what());
-  }
-  if (book.colours != static_cast<int>(config.palette.colours.size())) {
-    reader.fail(reader.field_path("file"),
-                path.string() + " is of a palette of " + std::to_string(book.colours) +
-                    " colours, the config's has " + std::to_string(config.palette.colours.size()) +
-                    " (survey it again: worldcast patches --write CONFIG)");
-  }
-  if (book.frame_width != config.frame.width || book.frame_height != config.frame.height) {
-    reader.fail(reader.field_path("file"),
-                path.string() + " is of " + std::to_string(book.frame_width) + "x" +
-                    std::to_string(book.frame_height) + " frames, the config's are " +
-                    std::to_string(config.frame.width) + "x" + std::to_string(config.frame.height));
-  }
-  for (const auto& [key, value] :
-       {std::pair<std::string, int>{"max_changed", patch_snap.limits.max_changed},
-        {"fixed_max_changed", patch_snap.limits.fixed_max_changed}}) {
-    if (value > book.size * book.size) {
-      reader.fail(reader.field_path(key), "must be at most the book's " +
-                                              std::to_string(book.size * book.size) +
-                                              " pixels a patch, got " + std::to_string(value));
-    }
-  }
-  patch_snap.book = std::make_shared<const PatchBook>(std::move(book));
-  return patch_snap;
-}
-
 // Note [Patch tokens]: {"codebook": "codebook.txt", "vocab": 8192, "passes": 3,
 // "temperature": 1.0, "top_p": 1.0, "sure": 0.9, "tile_passes": false, "drawn_quarters": false}; a
 // token model is one RGB frame per block whose patches are the codebook's, with nothing of the
-// pixel models' prediction, palette or patch snap.
+// pixel models' prediction.
 TokenConfig read_tokens(ObjectReader& parent, const ModelConfig& config,
                         const std::string& confined_to) {
   const std::string key = "tokens";
@@ -281,67 +167,6 @@ nlohmann::json ModelConfig::policy_settings(const std::string& name,
   return settings;
 }
 
-std::string PredictionConfig::choice_temperature_problem(double temperature) const {
-  if (!drawn()) {
-    return "the model draws no choices (move_choice \"sample\" or \"new_ground\" draw them; "
-           "Note [Choice temperature])";
-  }
-  if (!(temperature >= kMinChoiceTemperature && temperature <= kMaxChoiceTemperature)) {
-    std::ostringstream message;
-    message << "must be in [" << kMinChoiceTemperature << ", " << kMaxChoiceTemperature << "], got "
-            << temperature;
-    return message.str();
-  }
-  return "";
-}
-
-std::string PredictionConfig::stay_bias_problem(double bias) const {
-  if (!takes_likeliest_move()) {
-    return "the model takes no likeliest move (move_choice \"sharpest\" or \"new_ground\" "
-           "take it; Note [Stay bias])";
-  }
-  if (!(bias >= 0.0 && bias <= kMaxStayBias)) {
-    std::ostringstream message;
-    message << "must be in [0, " << kMaxStayBias << "], got " << bias;
-    return message.str();
-  }
-  return "";
-}
-
-std::string PredictionConfig::remember_ground_problem() const {
-  if (move_choice != MoveChoice::kNewGround || uncovered_ground) {
-    return "needs move_choice \"new_ground\" without uncovered_ground (Note [Remembered "
-           "ground])";
-  }
-  return "";
-}
-
-void apply_remember_ground(ModelConfig& config, const std::string& choice,
-                           const std::string& flag) {
-  if (choice == "config") return;
-  if (choice != "on" && choice != "off") {
-    throw Error(flag, "must be on, off or config, got '" + choice + "'");
-  }
-  const std::string problem = config.prediction.remember_ground_problem();
-  if (choice == "on" && !problem.empty()) {
-    throw Error(flag, "the model config " + (config.file.empty() ? config.name : config.file) +
-                          " cannot remember ground: it " + problem);
-  }
-  config.prediction.remember_ground = choice == "on";
-}
-
-void apply_patch_snap(ModelConfig& config, const std::string& choice, const std::string& flag) {
-  if (choice == "config") return;
-  if (choice != "on" && choice != "off") {
-    throw Error(flag, "must be on, off or config, got '" + choice + "'");
-  }
-  if (choice == "on" && !config.patch_snap.book) {
-    throw Error(flag, "the model config " + (config.file.empty() ? config.name : config.file) +
-                          " names no patch book (survey one: worldcast patches --write CONFIG)");
-  }
-  config.patch_snap.snap = choice == "on";
-}
-
 std::string TokenConfig::temperature_problem(double value) const {
   if (!active()) return "the model draws no tokens (not a token model)";
   if (!(value >= kMinTemperature && value <= kMaxTemperature)) {
@@ -440,100 +265,13 @@ ModelConfig parse_config(const nlohmann::json& json, const std::string& file,
     }
     config.prediction.previous_frame_skip = true;
     config.prediction.spread = prediction.number("spread", 1e-3, 10.0);
-    if (prediction.has("move_pixels")) {
-      config.prediction.move_pixels = prediction.integer("move_pixels", 1, 4096);
-    }
-    using MoveChoice = PredictionConfig::MoveChoice;
-    if (prediction.has("move_choice")) {
-      const std::string choice = prediction.string("move_choice");
-      if (choice != "mix" && choice != "sharpest" && choice != "sample" && choice != "new_ground") {
-        prediction.fail(
-            prediction.field_path("move_choice"),
-            "must be \"mix\", \"sharpest\", \"sample\" or \"new_ground\", got \"" + choice + "\"");
-      }
-      if (config.prediction.move_pixels == 0) {
-        prediction.fail(prediction.field_path("move_choice"), "needs move_pixels");
-      }
-      config.prediction.move_choice = choice == "sharpest"     ? MoveChoice::kSharpest
-                                      : choice == "sample"     ? MoveChoice::kSample
-                                      : choice == "new_ground" ? MoveChoice::kNewGround
-                                                               : MoveChoice::kMix;
-    }
-    for (const auto& [key, value, low, high] :
-         {std::tuple{"choice_temperature", &config.prediction.choice_temperature,
-                     PredictionConfig::kMinChoiceTemperature,
-                     PredictionConfig::kMaxChoiceTemperature},
-          {"choice_floor", &config.prediction.choice_floor, 0.0, 1.0}}) {
-      if (!prediction.has(key)) continue;
-      *value = prediction.number(key, low, high);
-      if (!config.prediction.drawn()) {
-        prediction.fail(prediction.field_path(key),
-                        "needs move_choice \"sample\" or \"new_ground\"");
-      }
-    }
-    if (prediction.has("draw_per_patch")) {
-      config.prediction.draw_per_patch = prediction.boolean("draw_per_patch");
-      if (!config.prediction.drawn()) {
-        prediction.fail(prediction.field_path("draw_per_patch"),
-                        "needs move_choice \"sample\" or \"new_ground\"");
-      }
-    }
-    if (prediction.has("uncovered_ground")) {
-      config.prediction.uncovered_ground = prediction.boolean("uncovered_ground");
-      if (config.prediction.move_choice != MoveChoice::kNewGround) {
-        prediction.fail(prediction.field_path("uncovered_ground"),
-                        "needs move_choice \"new_ground\" (Note [Uncovered ground])");
-      }
-    }
-    if (prediction.has("remember_ground")) {
-      config.prediction.remember_ground = prediction.boolean("remember_ground");
-      const std::string problem = config.prediction.remember_ground_problem();
-      if (config.prediction.remember_ground && !problem.empty()) {
-        prediction.fail(prediction.field_path("remember_ground"), problem);
-      }
-    }
-    if (prediction.has("remember_frames")) {
-      config.prediction.remember_frames =
-          prediction.integer("remember_frames", 0, PredictionConfig::kMaxRememberFrames);
-    }
-    if (prediction.has("stay_bias")) {
-      config.prediction.stay_bias =
-          prediction.number("stay_bias", 0.0, PredictionConfig::kMaxStayBias);
-      if (!config.prediction.takes_likeliest_move()) {
-        prediction.fail(prediction.field_path("stay_bias"),
-                        "needs move_choice \"sharpest\" or \"new_ground\" (Note [Stay bias])");
-      }
-    }
-    if (prediction.has("paint") && prediction.boolean("paint")) {
-      if (config.prediction.move_pixels == 0) {
-        prediction.fail(prediction.field_path("paint"), "needs move_pixels");
-      }
-      // The palette is read below; the count is filled in from it there.
-      config.prediction.paint_colours = -1;
-    }
     prediction.reject_unknown();
   }
-  if (reader.has("palette")) config.palette = read_palette(reader, config.channels);
-  if (config.prediction.paint_colours < 0) {
-    if (config.palette.colours.empty()) {
-      reader.fail("prediction.paint", "needs the model's palette (\"palette.colours\") to paint");
-    }
-    config.prediction.paint_colours = static_cast<int>(config.palette.colours.size());
-  }
-  if (config.prediction.move_choice == PredictionConfig::MoveChoice::kNewGround &&
-      config.prediction.paint_colours == 0) {
-    reader.fail("prediction.move_choice",
-                "\"new_ground\" draws new ground among paint choices: needs \"paint\": true "
-                "(Note [New ground])");
-  }
-  if (reader.has("patch_snap")) config.patch_snap = read_patch_snap(reader, config, confined_to);
   if (reader.has("tokens")) {
-    for (const char* pixel_only : {"prediction", "palette", "patch_snap"}) {
-      if (reader.has(pixel_only)) {
-        reader.fail(pixel_only,
-                    "does not apply to a token model (\"tokens\"): its frames are "
-                    "codebook patches");
-      }
+    if (reader.has("prediction")) {
+      reader.fail("prediction",
+                  "does not apply to a token model (\"tokens\"): its frames are codebook "
+                  "patches");
     }
     config.tokens = read_tokens(reader, config, confined_to);
   } else if (!config.tile_quarters.empty()) {
@@ -638,45 +376,6 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
   }
   if (config.prediction.previous_frame_skip) {
     out["prediction"] = {{"reference", "previous_frame"}, {"spread", config.prediction.spread}};
-    if (config.prediction.move_pixels > 0) {
-      out["prediction"]["move_pixels"] = config.prediction.move_pixels;
-      using MoveChoice = PredictionConfig::MoveChoice;
-      const MoveChoice choice = config.prediction.move_choice;
-      out["prediction"]["move_choice"] = choice == MoveChoice::kSharpest    ? "sharpest"
-                                         : choice == MoveChoice::kSample    ? "sample"
-                                         : choice == MoveChoice::kNewGround ? "new_ground"
-                                                                            : "mix";
-      // Written only when set, so configs without paint or a sampled choice read back unchanged.
-      if (config.prediction.paint_colours > 0) out["prediction"]["paint"] = true;
-      if (config.prediction.drawn()) {
-        out["prediction"]["choice_temperature"] = config.prediction.choice_temperature;
-        out["prediction"]["choice_floor"] = config.prediction.choice_floor;
-        out["prediction"]["draw_per_patch"] = config.prediction.draw_per_patch;
-      }
-      if (choice == MoveChoice::kNewGround) {
-        out["prediction"]["uncovered_ground"] = config.prediction.uncovered_ground;
-      }
-      if (config.prediction.remember_ground) out["prediction"]["remember_ground"] = true;
-      if (config.prediction.remember_frames != 0) {
-        out["prediction"]["remember_frames"] = config.prediction.remember_frames;
-      }
-      if (config.prediction.stay_bias != 0.0) {
-        out["prediction"]["stay_bias"] = config.prediction.stay_bias;
-      }
-    }
-  }
-  if (!config.palette.colours.empty()) {
-    nlohmann::json colours = nlohmann::json::array();
-    for (const auto& colour : config.palette.colours) colours.push_back(hex_colour(colour));
-    out["palette"] = {{"colours", colours}, {"snap", config.palette.snap}};
-  }
-  if (config.patch_snap.book) {
-    out["patch_snap"] = {{"file", config.patch_snap.file},
-                         {"max_changed", config.patch_snap.limits.max_changed},
-                         {"fixed_max_changed", config.patch_snap.limits.fixed_max_changed},
-                         {"hold", config.patch_snap.limits.hold},
-                         {"fixed_hold", config.patch_snap.limits.fixed_hold},
-                         {"snap", config.patch_snap.snap}};
   }
   if (config.tokens.active()) {
     out["tokens"] = {{"codebook", config.tokens.file},

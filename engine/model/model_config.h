@@ -12,7 +12,6 @@
 
 #include "engine/core/safetensors.h"
 #include "engine/model/codebook.h"
-#include "engine/model/patch_book.h"
 
 namespace wc::model {
 
@@ -42,84 +41,6 @@ struct PredictionConfig {
   // The spread s of x0 around the previous frame that the estimate assumes (pixel units, [-1, 1]
   // frames): how far a typical frame departs from its predecessor.
   double spread = 0.5;
-  // Note [Moved reference] (prediction.h): 0 keeps the previous frame as it is; a positive step
-  // makes the reference a per-pixel choice, by the network, among the previous frame as it is
-  // and moved this many pixels up, down, left or right. Needs the skip.
-  int move_pixels = 0;
-  // How the logits choose (Note [Sharpest move], Note [Painted pixels], Note [New ground]): a
-  // softmax mix (training needs its gradient), each pixel's likeliest choice alone, a choice drawn
-  // per pixel from the softmax ("sample"), or the likeliest move with a paint drawn only where
-  // that move reaches past the frame's border ("new_ground").
-  enum class MoveChoice { kMix, kSharpest, kSample, kNewGround };
-  MoveChoice move_choice = MoveChoice::kMix;
-  // Whether play draws choices from the block's noise (Note [Choice draw]).
-  bool drawn() const {
-    return move_choice == MoveChoice::kSample || move_choice == MoveChoice::kNewGround;
-  }
-  // Note [Choice temperature] (prediction.h): a drawn choice is drawn from the softmax at this
-  // temperature, leaving out every choice less likely than `choice_floor` times the likeliest.
-  double choice_temperature = 1.0;
-  double choice_floor = 0.0;
-  static constexpr double kMinChoiceTemperature = 1e-3, kMaxChoiceTemperature = 100.0;
-  // Why `temperature` cannot be the temperature of this config's drawn choices (it draws none,
-  // or the value is out of range), or "" when it can.
-  std::string choice_temperature_problem(double temperature) const;
-  // Note [Choice draw] (prediction.h): the pixels of a patch share their draw.
-  bool draw_per_patch = false;
-  // Note [Uncovered ground] (prediction.h): new ground is also where a pixel's source moves
-  // otherwise (the ground a still sprite uncovers). Needs move_choice "new_ground".
-  bool uncovered_ground = false;
-  // Note [Stay bias] (prediction.h): added to the logit of "as it is" before the likeliest move
-  // is taken, in play. Needs move_choice "sharpest" or "new_ground".
-  double stay_bias = 0.0;
-  static constexpr double kMaxStayBias = 100.0;
-  // Whether play takes each pixel's likeliest move, where a stay bias applies.
-  bool takes_likeliest_move() const {
-    return move_pixels > 0 &&
-           (move_choice == MoveChoice::kSharpest || move_choice == MoveChoice::kNewGround);
-  }
-  // Why `bias` cannot be this config's stay bias (no likeliest move taken, or out of range), or
-  // "" when it can.
-  std::string stay_bias_problem(double bias) const;
-  // Note [Remembered ground] (prediction.h): play remembers the ground that leaves the view and
-  // reads it back where the likeliest move reaches past the border. Needs move_choice
-  // "new_ground" without uncovered ground.
-  bool remember_ground = false;
-  // How many frames a remembered cell lasts from its first write (Note [World memory]); 0: until
-  // the memory's cap forces it out.
-  int remember_frames = 0;
-  static constexpr int kMaxRememberFrames = 1 << 24;
-  // Why this config cannot remember ground, or "" when it can.
-  std::string remember_ground_problem() const;
-  // Note [Painted pixels] (prediction.h): with `"paint": true` every colour of the model's
-  // palette is one more choice after the moves ("paint this colour"); this is their count.
-  int paint_colours = 0;
-  // The choices of a moved reference: the frame as it is, then moved one step each way.
-  static constexpr int kMoves = 5;
-  int move_choices() const { return move_pixels > 0 ? kMoves + paint_colours : 0; }
-};
-
-// Note [Palette snap] (engine/model/palette.h): the colours a generated frame is snapped to, each
-// pixel to its nearest, as bytes in RGB order ("#rrggbb" in JSON). Empty: no snap. Surveyed from
-// the training data by `worldcast palette`, never written by hand.
-struct PaletteConfig {
-  std::vector<std::array<uint8_t, 3>> colours;
-  // Whether play snaps. Off keeps the colours in the config (to measure the model without it).
-  bool snap = true;
-  bool active() const { return snap && !colours.empty(); }
-};
-
-// Note [Patch snap] (engine/model/patch_snap.h): the patch book a generated frame's patches are
-// snapped to, written by `worldcast patches --write` beside the config:
-// {"file": "patches.txt", "max_changed": 2, "fixed_max_changed": 64, "hold": 1, "fixed_hold": 1,
-// "snap": true}. The book is read when the config is
-// (its file relative to the config's folder) and must be of the config's palette and frame.
-struct PatchSnapConfig {
-  std::string file;        // as the config gives it
-  PatchSnapLimits limits;  // its four fields, as the config gives them
-  bool snap = true;        // whether play snaps; off keeps the book (to measure without it)
-  std::shared_ptr<const PatchBook> book;  // null when the config names none
-  bool active() const { return snap && book != nullptr; }
 };
 
 // A token model (Note [Patch tokens], engine/model/tokenizer.h): frames are codebook tokens, one
@@ -203,8 +124,6 @@ struct ModelConfig {
   std::vector<int> tile_quarters;
   SamplerConfig sampler;
   PredictionConfig prediction;
-  PaletteConfig palette;
-  PatchSnapConfig patch_snap;
   TokenConfig tokens;
   CrossAttentionConfig cross_attention;
   nlohmann::json policies = nlohmann::json::object();  // name -> settings object
@@ -214,14 +133,9 @@ struct ModelConfig {
   nlohmann::json policy_settings(const std::string& name, const nlohmann::json& given) const;
 
   int patch_dim() const { return channels * patch_t * patch_h * patch_w; }
-  // What the network puts out per pixel: the frame's channels, then one logit per move choice
-  // of a moved reference (Note [Moved reference]).
-  int output_channels() const { return channels + prediction.move_choices(); }
-  // What the output head puts out per token: a patch of output channels, or a token model's
+  // What the output head puts out per token: a patch of the frame's channels, or a token model's
   // logits over its codebook.
-  int output_patch_dim() const {
-    return tokens.active() ? tokens.vocab : output_channels() * patch_t * patch_h * patch_w;
-  }
+  int output_patch_dim() const { return tokens.active() ? tokens.vocab : patch_dim(); }
   int grid_h(const FrameSize& size) const { return size.height / patch_h; }
   int grid_w(const FrameSize& size) const { return size.width / patch_w; }
   // Throws wc::Error naming the file when `size` is not a whole number of patches.
@@ -230,7 +144,7 @@ struct ModelConfig {
   FrameSize resolve(const std::string& resolution) const;
 };
 
-// Note [Config files]: a config names files of its own ("tokens.codebook", "patch_snap.file").
+// Note [Config files]: a config names files of its own ("tokens.codebook").
 // A config file's relative names resolve beside it. A config kept in a checkpoint's metadata
 // comes with the checkpoint, so it may name only files inside the checkpoint's folder: relative
 // names that stay inside it once "." and ".." and symbolic links are resolved; anything else is
@@ -246,15 +160,6 @@ ModelConfig parse_checkpoint_config(const nlohmann::json& json, const std::strin
                                     const std::string& checkpoint);
 ModelConfig load_model_config(const std::string& path);
 nlohmann::json model_config_to_json(const ModelConfig& config);
-
-// A command line's choice of Note [Remembered ground]: "config" keeps the config's, "on" or "off"
-// sets it. Throws wc::Error naming `flag` for another value or "on" for a model that cannot.
-void apply_remember_ground(ModelConfig& config, const std::string& choice, const std::string& flag);
-
-// A command line's `--patch-snap` (`flag`) over the config: "config" keeps the config's choice,
-// "off" plays without the snap, "on" snaps (throws wc::Error naming the flag and the config's
-// file when the config names no patch book).
-void apply_patch_snap(ModelConfig& config, const std::string& choice, const std::string& flag);
 
 // Every parameter of the DiT for `config`, in registration order, with the names the modules
 // register (see dit.h) and the checkpoint holds: the spec a checkpoint is checked against.

@@ -5,7 +5,6 @@
 
 #include "engine/core/error.h"
 #include "engine/model/dit.h"
-#include "engine/model/palette.h"
 #include "engine/model/prediction.h"
 #include "engine/rollout/token_sampler.h"
 
@@ -37,61 +36,16 @@ BlockSampler::BlockSampler(model::CausalDiTImpl& model, attention::AttentionPoli
     tokenizer_ = std::make_unique<model::Tokenizer>(*tokens_.codebook, device);
     set_token_schedule();
   }
-  if (!config.palette.colours.empty()) {
-    palette_ = model::palette_tensor(config.palette, device);
-  }
-  snap_ = config.palette.active();
-  const model::PatchSnapConfig& patches = config.patch_snap;
-  if (patches.book && patches.book->frame_width == size.width &&
-      patches.book->frame_height == size.height) {
-    patch_snapper_ =
-        std::make_unique<model::PatchSnap>(*patches.book, palette_, patches.limits, device,
-                                           config.file.empty() ? config.name : config.file);
-    patch_on_ = patches.active();
-  }
-  prediction_ = config.prediction;
   if (cuda_graphs && BlockGraph::available(device)) graph_ = std::make_unique<BlockGraph>();
 }
 
 BlockSampler::~BlockSampler() = default;
 
-void BlockSampler::set_palette_snap(bool on) {
-  const model::ModelConfig& config = model_.config();
-  if (on && !palette_.defined()) {
-    throw Error(config.file.empty() ? config.name : config.file,
-                "no palette to snap to (survey one: worldcast palette --write CONFIG)");
-  }
-  if (on == snap_) return;
-  snap_ = on;
-  forget_recording();
-}
-
-void BlockSampler::set_patch_snap(bool on) {
-  const model::ModelConfig& config = model_.config();
-  if (on && !patch_snapper_) {
-    throw Error(config.file.empty() ? config.name : config.file,
-                config.patch_snap.book
-                    ? "the patch book is of another frame size than this rollout's"
-                    : "no patch book to snap to (survey one: worldcast patches --write CONFIG)");
-  }
-  if (on == patch_on_) return;
-  patch_on_ = on;
-  forget_recording();
-}
-
 void BlockSampler::set_choice_temperature(double temperature) {
-  if (tokenizer_) {
-    const std::string problem = tokens_.temperature_problem(temperature);
-    if (!problem.empty()) throw Error("token temperature", problem);
-    if (temperature == tokens_.temperature) return;
-    tokens_.temperature = temperature;
-    forget_recording();
-    return;
-  }
-  const std::string problem = prediction_.choice_temperature_problem(temperature);
-  if (!problem.empty()) throw Error("choice temperature", problem);
-  if (temperature == prediction_.choice_temperature) return;
-  prediction_.choice_temperature = temperature;
+  const std::string problem = tokens_.temperature_problem(temperature);
+  if (!problem.empty()) throw Error("token temperature", problem);
+  if (temperature == tokens_.temperature) return;
+  tokens_.temperature = temperature;
   forget_recording();
 }
 
@@ -115,14 +69,6 @@ void BlockSampler::set_token_sure(double sure) {
 void BlockSampler::set_token_schedule() {
   schedule_.assign(1, 1.0);
   for (int k = 1; k < tokens_.passes; ++k) schedule_.push_back(stay_share(k - 1, tokens_.passes));
-}
-
-void BlockSampler::set_stay_bias(double bias) {
-  const std::string problem = prediction_.stay_bias_problem(bias);
-  if (!problem.empty()) throw Error("stay bias", problem);
-  if (bias == prediction_.stay_bias) return;
-  prediction_.stay_bias = bias;
-  forget_recording();
 }
 
 void BlockSampler::forget_recording() {
@@ -195,18 +141,11 @@ at::Tensor BlockSampler::run_denoise(const at::Tensor& noise, const at::Tensor& 
                                      int64_t block_index, int64_t frame_start,
                                      const at::Tensor& reference, const model::RopeRotation* rope) {
   if (tokenizer_) return run_token_denoise(noise, actions, block_index, frame_start, rope);
-  const model::PredictionConfig& prediction = prediction_;
+  const model::PredictionConfig& prediction = model_.config().prediction;
   if (prediction.previous_frame_skip && !reference.defined()) {
     throw Error(model_.config().name,
                 "the model's previous-frame skip needs the frame before "
                 "the block, and none was given");
-  }
-  // Note [Painted pixels], Note [Choice draw]: the draw comes from the block's starting noise.
-  model::ChoiceInputs choice;
-  if (prediction.paint_colours > 0) choice.paint = palette_;
-  if (prediction.drawn()) {
-    const model::ModelConfig& config = model_.config();
-    choice.draw = model::choice_draw_for(prediction, config.patch_h, config.patch_w, noise);
   }
   at::Tensor x = noise;
   const int64_t frames = noise.size(1);
@@ -227,20 +166,11 @@ at::Tensor BlockSampler::run_denoise(const at::Tensor& noise, const at::Tensor& 
       velocity = unkeyed + sampler_.action_guidance * (velocity - unkeyed);
     }
     // After the blend: the skip is affine in its correction, so blending outputs blends the
-    // velocities; a moved reference's logits blend as logits (the guided choice of move).
-    velocity = model::velocity_from_output(prediction, velocity, x, levels, reference, choice);
+    // velocities.
+    velocity = model::velocity_from_output(prediction, velocity, x, levels, reference);
     x = x + (next - t) * velocity;
   }
-  // Note [Palette snap], then Note [Patch snap]: before the block is committed and becomes the
-  // next reference.
-  if (snap_) x = model::snap_to_palette(x, palette_);
-  if (!patch_on_) return x;
-  // The frame before the block, for a screen-fixed cell's hold (the middle of a remembered one).
-  const int m = model_.config().prediction.move_pixels;
-  const at::Tensor before = reference.defined() && model::is_remembered_reference(reference, x, m)
-                                ? model::remembered_middle(reference, m)
-                                : reference;
-  return patch_snapper_->snap(x, before);
+  return x;
 }
 
 at::Tensor BlockSampler::run_token_denoise(const at::Tensor& noise, const at::Tensor& actions,

@@ -15,7 +15,6 @@
 #include "engine/attention/attention_policy.h"
 #include "engine/model/model_config.h"
 #include "engine/model/ops.h"
-#include "engine/model/patch_snap.h"
 #include "engine/model/tokenizer.h"
 #include "engine/rollout/block_graph.h"
 
@@ -63,8 +62,7 @@ class BlockSampler {
   // ([1, F] int64) for AR block `block_index` (its first frame is at absolute frame index
   // `frame_start`). `reference` ([1, F, C, H, W] like noise: the frame before the block, for
   // every frame) is what a model with the previous-frame skip needs (Note [Previous-frame skip]);
-  // other models ignore it and may be given an undefined tensor. Returns the clean block x0,
-  // snapped to the palette while the snap is on (Note [Palette snap], palette_snap()).
+  // other models ignore it and may be given an undefined tensor. Returns the clean block x0.
   at::Tensor denoise(const at::Tensor& noise, const at::Tensor& actions, int64_t block_index,
                      int64_t frame_start, const at::Tensor& reference);
 
@@ -90,39 +88,18 @@ class BlockSampler {
 
   const GraphStats& graph_stats() const { return graph_stats_; }
 
-  // Note [Palette snap], live: whether the config has colours, and whether denoise() and
-  // generate() snap to them (from the next block on). Turning the snap on without colours throws
-  // wc::Error. A change drops the recorded block graph, which recorded the old choice (Note
-  // [Block graph]): the next blocks run eagerly and record again.
-  bool has_palette() const { return palette_.defined(); }
-  bool palette_snap() const { return snap_; }
-  void set_palette_snap(bool on);
-  // Note [Patch snap], live, likewise: whether the config names a patch book of this sampler's
-  // frame size, and whether denoise() and generate() snap to it after the palette snap.
-  bool has_patch_book() const { return patch_snapper_ != nullptr; }
-  bool patch_snap() const { return patch_on_; }
-  void set_patch_snap(bool on);
-
-  // Note [Choice temperature], live: the temperature a drawn choice (Note [New ground], Note
-  // [Painted pixels]) is drawn at, the config's until set, from the next block on. Throws
-  // wc::Error for a model whose choices are not drawn or a temperature outside [1e-3, 100];
-  // a change drops the recorded block graph, as a snap change does.
-  double choice_temperature() const { return prediction_.choice_temperature; }
+  // Note [Masked sampling], live: a token model's temperature, its passes per frame and its
+  // sureness, the config's until set, from the next block on. Throws wc::Error for a pixel model
+  // or a value out of range; a change drops the recorded block graph, which recorded the old
+  // setting (Note [Block graph]): the next blocks run eagerly and record again.
+  double choice_temperature() const { return tokens_.temperature; }
   void set_choice_temperature(double temperature);
-  // Note [Stay bias], live, likewise: throws wc::Error for a model that takes no likeliest move
-  // or a bias outside [0, 100].
-  double stay_bias() const { return prediction_.stay_bias; }
-  void set_stay_bias(double bias);
-  // Note [Masked sampling], live: a token model's temperature (what choice_temperature() and
-  // set_choice_temperature() set for it) and its passes per frame. Throws wc::Error for a pixel
-  // model or a value out of range; a change drops the recorded block graph.
-  int token_passes() const { return tokens_.passes; }  // and the sureness threshold, likewise
+  int token_passes() const { return tokens_.passes; }
   void set_token_passes(int passes);
   double token_sure() const { return tokens_.sure; }
   void set_token_sure(double sure);
 
-  // Drops the recorded block graph after a setting it baked in changed, or when the next
-  // reference has another shape (Note [Remembered ground] turned on or off).
+  // Drops the recorded block graph after a setting it baked in changed.
   void forget_recording();
 
  private:
@@ -160,16 +137,6 @@ class BlockSampler {
   model::SamplerConfig sampler_;
   std::vector<double> schedule_;
   attention::BlockGeometry geometry_;
-  // Note [Palette snap]: the config's colours [K, 3] (undefined: it has none), kept with the
-  // snap off so that it can be turned on live; `snap_`: whether run_denoise snaps to them.
-  at::Tensor palette_;
-  bool snap_ = false;
-  // Note [Patch snap]: the config's book on the model's device (null without one, or for another
-  // frame size), and whether run_denoise snaps to it.
-  std::unique_ptr<model::PatchSnap> patch_snapper_;
-  bool patch_on_ = false;
-  // The config's prediction with the live choice temperature.
-  model::PredictionConfig prediction_;
   // A token model's tokenizer (null for a pixel model), its settings with the live temperature
   // and passes, and the tokens of the last frame run_token_denoise decoded (with that frame), so
   // committing it needs no encode.

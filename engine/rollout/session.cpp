@@ -24,7 +24,6 @@
 #include "engine/rollout/decode.h"
 #include "engine/rollout/sampler.h"
 #include "engine/rollout/session_state.h"
-#include "engine/rollout/world_memory.h"
 
 namespace wc::rollout {
 
@@ -90,8 +89,6 @@ struct Session::Rollout {
   // Blocks the current policy never saw (dropped before a switch): it numbers blocks from its
   // first re-committed one, as its stores expect consecutive blocks. See Note [Policy switch].
   int64_t policy_offset = 0;
-  // Note [World memory]: the ground this rollout pushed out of view, while remembering is on.
-  std::unique_ptr<WorldMemory> memory;
 };
 
 struct Session::Impl {
@@ -105,14 +102,12 @@ struct Session::Impl {
   nlohmann::json policy_settings;
   attention::ModelShape shape;
   std::unique_ptr<Rollout> rollout;
-  bool host_frames = true;          // see Session::set_host_frames
-  bool palette_snap = false;        // see Session::set_palette_snap; every new sampler gets it
-  bool patch_snap = false;          // see Session::set_patch_snap; likewise
-  double choice_temperature = 1.0;  // see Session::set_choice_temperature; likewise
-  int token_passes = 0;             // see Session::set_token_passes; likewise
-  double token_sure = 1.0;          // see Session::set_token_sure; likewise
-  double stay_bias = 0.0;           // see Session::set_stay_bias; likewise
-  bool remember_ground = false;     // see Session::set_remember_ground
+  bool host_frames = true;  // see Session::set_host_frames
+  // See Session::set_choice_temperature, set_token_passes and set_token_sure; every new sampler
+  // gets them.
+  double choice_temperature = 1.0;
+  int token_passes = 0;
+  double token_sure = 1.0;
 
   int frames_per_block() const { return config.frames_per_block; }
 
@@ -164,20 +159,15 @@ struct Session::Impl {
     ++r.next_block;
   }
 
-  // A sampler of the model through `policy`, snapping as the Session does now (a switch or a
-  // reset keeps the live choice, not the config's).
+  // A sampler of the model through `policy`, drawing tokens as the Session does now (a switch or
+  // a reset keeps the live settings, not the config's).
   std::unique_ptr<BlockSampler> make_sampler(attention::AttentionPolicy& policy) const {
     auto sampler = std::make_unique<BlockSampler>(*model.ptr(), policy, size, options.cuda_graphs);
-    sampler->set_palette_snap(palette_snap);
-    sampler->set_patch_snap(patch_snap);
-    if (config.prediction.drawn() || config.tokens.active()) {
-      sampler->set_choice_temperature(choice_temperature);
-    }
     if (config.tokens.active()) {
+      sampler->set_choice_temperature(choice_temperature);
       sampler->set_token_passes(token_passes);
       sampler->set_token_sure(token_sure);
     }
-    if (config.prediction.takes_likeliest_move()) sampler->set_stay_bias(stay_bias);
     return sampler;
   }
 
@@ -240,20 +230,8 @@ struct Session::Impl {
     r->rgba = at::zeros({frames_per_block(), size.height, size.width, 4}, at::kByte);
     r->rgba.select(3, 3).fill_(255);
     r->shown = frames_per_block() - 1;
-    if (remember_ground) r->memory = make_memory();
     if (options.seed_frames > 0) seed_from_game(*r);
     return r;
-  }
-
-  std::unique_ptr<WorldMemory> make_memory() const {
-    return std::make_unique<WorldMemory>(
-        size.height, size.width, config.channels, config.prediction.move_pixels,
-        WorldMemory::kDefaultMaxCells, config.prediction.remember_frames);
-  }
-
-  // The frame before the next block on the host, float32 [C, H, W].
-  at::Tensor last_frame_on_host(const Rollout& r) const {
-    return r.block_device.select(0, frames_per_block() - 1).to(at::kCPU, at::kFloat);
   }
 
   void seed_from_game(Rollout& r) const {
@@ -278,15 +256,8 @@ struct Session::Impl {
 
   // The frame before the next block, for each of its frames (Note [Previous-frame skip]): the
   // last shown block's last frame (black before any). Undefined for models without the skip.
-  // While remembering ground, the remembered reference around `before` (the frame before the
-  // block on the host: Note [Remembered ground]).
-  at::Tensor reference(const Rollout& r, const at::Tensor& before) const {
+  at::Tensor reference(const Rollout& r) const {
     if (!config.prediction.previous_frame_skip) return at::Tensor();
-    if (r.memory) {
-      return model::block_reference(
-          r.memory->surround(before).to(device, dtype).unsqueeze(0).unsqueeze(0),
-          frames_per_block());
-    }
     return model::block_reference(r.block_device.unsqueeze(0), frames_per_block());
   }
 
@@ -297,18 +268,8 @@ struct Session::Impl {
     // Noise, then context noise: the order in which the generator has always drawn them.
     const at::Tensor noise = draw_noise(r);
     const at::Tensor eps = draw_context_noise(r);
-    at::Tensor before = r.memory ? last_frame_on_host(r) : at::Tensor();
-    const at::Tensor x0 =
-        r.sampler->generate(noise, a, r.next_block - r.policy_offset,
-                            r.next_block * frames_per_block(), eps, reference(r, before));
-    if (r.memory) {
-      // Note [World memory]: each new frame against the one before it.
-      const at::Tensor made = x0.squeeze(0).to(at::kCPU, at::kFloat);
-      for (int i = 0; i < frames_per_block(); ++i) {
-        r.memory->observe(before, made.select(0, i));
-        before = made.select(0, i);
-      }
-    }
+    const at::Tensor x0 = r.sampler->generate(noise, a, r.next_block - r.policy_offset,
+                                              r.next_block * frames_per_block(), eps, reference(r));
     keep_block(r, x0, a, eps);
     sync();
     r.model_ms = model_time.elapsed_ms();
@@ -411,14 +372,9 @@ std::unique_ptr<Session> Session::create(const model::ModelConfig& config,
                           config.grid_w(impl->size)};
   impl->shape.device = device;
   impl->shape.dtype = impl->dtype;
-  impl->palette_snap = config.palette.active();
-  impl->patch_snap = config.patch_snap.active();
-  impl->choice_temperature =
-      config.tokens.active() ? config.tokens.temperature : config.prediction.choice_temperature;
+  impl->choice_temperature = config.tokens.temperature;
   impl->token_passes = config.tokens.passes;
   impl->token_sure = config.tokens.sure;
-  impl->stay_bias = config.prediction.stay_bias;
-  impl->remember_ground = config.prediction.remember_ground;
   impl->rollout = impl->make_rollout(seed, policy_name, impl->policy_settings);
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
@@ -552,31 +508,6 @@ const nlohmann::json& Session::policy_settings() const {
   return impl_->policy_settings;
 }
 
-bool Session::has_palette() const {
-  return impl_->rollout->sampler->has_palette();
-}
-bool Session::palette_snap() const {
-  return impl_->palette_snap;
-}
-void Session::set_palette_snap(bool on) {
-  impl_->rollout->sampler->set_palette_snap(on);  // throws first when there is no palette
-  impl_->palette_snap = on;
-}
-
-bool Session::has_patch_book() const {
-  return impl_->rollout->sampler->has_patch_book();
-}
-bool Session::patch_snap() const {
-  return impl_->patch_snap;
-}
-void Session::set_patch_snap(bool on) {
-  impl_->rollout->sampler->set_patch_snap(on);  // throws first when there is no book
-  impl_->patch_snap = on;
-}
-
-bool Session::draws_choices() const {
-  return impl_->config.prediction.drawn() || impl_->config.tokens.active();
-}
 bool Session::draws_tokens() const {
   return impl_->config.tokens.active();
 }
@@ -602,41 +533,6 @@ void Session::set_choice_temperature(double temperature) {
   impl_->choice_temperature = temperature;
 }
 
-bool Session::takes_likeliest_move() const {
-  return impl_->config.prediction.takes_likeliest_move();
-}
-double Session::stay_bias() const {
-  return impl_->stay_bias;
-}
-void Session::set_stay_bias(double bias) {
-  impl_->rollout->sampler->set_stay_bias(bias);  // throws first if it cannot
-  impl_->stay_bias = bias;
-}
-
-bool Session::can_remember_ground() const {
-  return impl_->config.prediction.previous_frame_skip &&
-         impl_->config.prediction.remember_ground_problem().empty();
-}
-
-bool Session::remember_ground() const {
-  return impl_->remember_ground;
-}
-
-void Session::set_remember_ground(bool on) {
-  Impl& impl = *impl_;
-  if (on && !can_remember_ground()) {
-    throw Error(impl.config.file.empty() ? impl.config.name : impl.config.file,
-                "field 'prediction.move_choice': remembered ground " +
-                    impl.config.prediction.remember_ground_problem());
-  }
-  if (on == impl.remember_ground) return;
-  Rollout& r = *impl.rollout;
-  r.memory = on ? impl.make_memory() : nullptr;  // throws for a frame of no whole moves
-  impl.remember_ground = on;
-  // The reference changes shape: a recorded block graph holds the old one.
-  r.sampler->forget_recording();
-}
-
 SessionStats Session::stats() const {
   const Rollout& r = *impl_->rollout;
   SessionStats stats;
@@ -653,11 +549,6 @@ SessionStats Session::stats() const {
   stats.graph_recordings = r.sampler->graph_stats().recordings;
   stats.graph_replayed_blocks = r.sampler->graph_stats().replayed_blocks;
   stats.policy = r.policy->stats();
-  if (r.memory) {
-    stats.remembered_cells = r.memory->cells();
-    stats.view_y = r.memory->view_y();
-    stats.view_x = r.memory->view_x();
-  }
   return stats;
 }
 
@@ -721,7 +612,7 @@ void Session::load_state(const std::string& path) {
     if (r->hashes.back() != state.block_hashes[b]) {
       throw Error(path, "field 'block_hashes[" + std::to_string(b) +
                             "]': replay diverged from the saved rollout (different weights, "
-                            "device, policy settings, palette snap or remembered ground?)");
+                            "device, policy settings or token sampling?)");
     }
   }
   const uint64_t blocks = state.block_hashes.size();

@@ -62,10 +62,6 @@ struct SessionStats {
   double switch_ms = 0.0;        // the last switch_policy / context re-commit
   int64_t graph_recordings = 0;  // block graphs recorded by the current policy's sampler
   int64_t graph_replayed_blocks = 0;  // ... and blocks it replayed (Note [Block graph])
-  // Note [World memory]: cells of ground remembered, and where the view stands in the model's
-  // world (pixels); remembered_cells is -1 while ground is not remembered.
-  int64_t remembered_cells = -1;
-  int64_t view_y = 0, view_x = 0;
   attention::PolicyStats policy;
 };
 
@@ -143,49 +139,18 @@ class Session : public FrameSource {
   void reclassify_policy();
   const std::string& policy_name() const;
   const nlohmann::json& policy_settings() const;
-  // Note [Palette snap], live: whether the config has a palette, and whether each generated
-  // block is snapped to it (from the next block on; kept across reset(), switch_policy() and
-  // load_state(), which replays under it). Throws wc::Error when turned on for a config without
-  // a palette; the Session is unchanged then.
-  bool has_palette() const;
-  bool palette_snap() const;
-  void set_palette_snap(bool on);
-  // Note [Patch snap], live, likewise: whether the config names a patch book of this session's
-  // frame size, and whether each generated block is snapped to it after the palette snap.
-  bool has_patch_book() const;
-  bool patch_snap() const;
-  void set_patch_snap(bool on);
-  // Note [Choice temperature], live: whether the model draws choices (Note [New ground]), and
-  // the temperature it draws them at (from the next block on; kept like the snap). Throws
-  // wc::Error for a model that draws none or a bad temperature; the Session is unchanged then.
-  // A token model (Note [Masked sampling]) draws every token: its temperature is this one.
-  bool draws_choices() const;
+  // Note [Masked sampling], live: whether the model is a token model, the temperature it draws
+  // its tokens at, its unmasking passes per frame and the sureness at which a place is shown in
+  // any pass (from the next block on; kept across reset(), switch_policy() and load_state(),
+  // which replays under them). Throws wc::Error for a pixel model, a bad temperature, passes
+  // outside [1, 16] or a sureness outside (0, 1]; the Session is unchanged then.
+  bool draws_tokens() const;
   double choice_temperature() const;
   void set_choice_temperature(double temperature);
-  // Note [Masked sampling], live: whether the model is a token model, its unmasking passes per
-  // frame and the sureness at which a place is shown in any pass (from the next block on; kept
-  // like the temperature). Throws wc::Error for a pixel model, passes outside [1, 16] or a
-  // sureness outside (0, 1]; the Session is unchanged then.
-  bool draws_tokens() const;
   int token_passes() const;
   void set_token_passes(int passes);
   double token_sure() const;
   void set_token_sure(double sure);
-  // Note [Stay bias], live, likewise: whether play takes each pixel's likeliest move, and the
-  // bias toward "as it is" it takes it with. Throws wc::Error for a model that takes none or a
-  // bias outside [0, 100]; the Session is unchanged then.
-  bool takes_likeliest_move() const;
-  double stay_bias() const;
-  void set_stay_bias(double bias);
-
-  // Note [Remembered ground], live: whether the model can remember ground (move_choice
-  // "new_ground"), and whether it does (the config's until set). Turned on, memory starts empty
-  // and fills as the view moves; it is kept across policy switches and starts empty again on
-  // reset() and load_state(), which replays under the setting. Throws wc::Error when turned on
-  // for a model that cannot; the Session is unchanged then.
-  bool can_remember_ground() const;
-  bool remember_ground() const;
-  void set_remember_ground(bool on);
 
   SessionStats stats() const;
   attention::AttentionPolicy& policy();

@@ -34,17 +34,10 @@ ClipBatch make_clip_batch(const ClipSpec& spec, int batch_size, uint64_t seed, i
   batch.actions = at::empty({batch_size, f}, at::kLong);
   batch.positions = at::empty({batch_size, f}, at::kLong);
   batch.quarters = at::empty({batch_size, f}, at::kLong);
-  const int64_t lead = spec.lead_frames;
-  if (lead > 0) {
-    batch.lead_actions = at::empty({batch_size, lead}, at::kLong);
-    batch.lead_positions = at::empty({batch_size, lead}, at::kLong);
-  }
   float* frames = batch.frames.data_ptr<float>();
   int64_t* actions = batch.actions.data_ptr<int64_t>();
   int64_t* positions = batch.positions.data_ptr<int64_t>();
   int64_t* quarters = batch.quarters.data_ptr<int64_t>();
-  int64_t* lead_actions = lead > 0 ? batch.lead_actions.data_ptr<int64_t>() : nullptr;
-  int64_t* lead_positions = lead > 0 ? batch.lead_positions.data_ptr<int64_t>() : nullptr;
   for (int b = 0; b < batch_size; ++b) {
     const Clip clip =
         record_clip(spec, mix(mix(seed) ^ mix(static_cast<uint64_t>(index) * 4099u + b)));
@@ -58,10 +51,6 @@ ClipBatch make_clip_batch(const ClipSpec& spec, int batch_size, uint64_t seed, i
       actions[b * f + i] = clip.actions[static_cast<size_t>(i)];
       positions[b * f + i] = clip.positions[static_cast<size_t>(i)];
       quarters[b * f + i] = clip.quarters[static_cast<size_t>(i)];
-    }
-    for (int64_t i = 0; i < lead; ++i) {
-      lead_actions[b * lead + i] = clip.lead_actions[static_cast<size_t>(i)];
-      lead_positions[b * lead + i] = clip.lead_positions[static_cast<size_t>(i)];
     }
   }
   return batch;

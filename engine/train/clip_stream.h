@@ -23,10 +23,6 @@ struct ClipBatch {
   at::Tensor actions;    // [B, F] int64
   at::Tensor positions;  // [B, F] int64 absolute frame indices
   at::Tensor quarters;   // [B, F] int64 top-left tile quarters (Note [Tile quarters], dit.h)
-  // The lead between the sink and the run (ClipSpec::lead_frames; undefined when 0): [B, L] int64
-  // actions and absolute frame indices.
-  at::Tensor lead_actions;
-  at::Tensor lead_positions;
 };
 
 // The batch's frames as the RGB bytes the game drew ([B, F, H, W, 3] uint8, contiguous): frames

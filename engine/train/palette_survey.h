@@ -1,5 +1,5 @@
-// The colours of the training data, for Note [Palette snap] (engine/model/palette.h): the pixels
-// of the clips a training config makes, counted exactly, and clustered when they are too many.
+// The colours of the training data, for the token model's codebook (`worldcast codebook`): the
+// pixels of the clips a training config makes, counted exactly, and clustered when too many.
 #pragma once
 
 #include <array>

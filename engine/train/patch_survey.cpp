@@ -78,8 +78,8 @@ class PaletteIndex {
 
 void check_inputs(int width, int height, const std::vector<std::array<uint8_t, 3>>& palette,
                   int size, int max_patches) {
-  if (size < 1 || size > model::kMaxPatchSide) {
-    throw Error("--size", "must be in [1, " + std::to_string(model::kMaxPatchSide) + "], got " +
+  if (size < 1 || size > kMaxPatchSide) {
+    throw Error("--size", "must be in [1, " + std::to_string(kMaxPatchSide) + "], got " +
                               std::to_string(size));
   }
   if (width % size != 0 || height % size != 0) {
@@ -87,8 +87,8 @@ void check_inputs(int width, int height, const std::vector<std::array<uint8_t, 3
                               " frames are not a whole number of " + std::to_string(size) +
                               "-pixel patches");
   }
-  if (palette.empty() || static_cast<int>(palette.size()) > model::kMaxPatchColours) {
-    throw Error("palette", "a patch book holds 1 to " + std::to_string(model::kMaxPatchColours) +
+  if (palette.empty() || static_cast<int>(palette.size()) > kMaxPatchColours) {
+    throw Error("palette", "a patch survey holds 1 to " + std::to_string(kMaxPatchColours) +
                                " colours, the model's palette has " +
                                std::to_string(palette.size()));
   }
@@ -157,7 +157,7 @@ PatchSurvey PatchCounter::finish(int max_patches, int min_count) const {
     if (fixed[cell]) survey.fixed_cells.push_back(cell);
   }
 
-  // The book: most common first, ties in key order, so every run writes the same file.
+  // The book: most common first, ties in key order, so every run surveys the same book.
   std::vector<const std::pair<const std::string, Seen>*> order;
   for (const auto& entry : seen_) {
     if (entry.second.count >= min_count) order.push_back(&entry);

@@ -102,10 +102,6 @@ TeacherForcingBatch make_teacher_forcing_batch(const ClipBatch& clips, const Noi
   out.context_level = level(c);
   out.context_eps = eps_context;
   out.own_context = own;
-  if (clips.lead_actions.defined()) {
-    out.lead_actions = clips.lead_actions.to(device);
-    out.lead_positions = clips.lead_positions.to(device);
-  }
   return out;
 }
 

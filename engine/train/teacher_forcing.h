@@ -26,10 +26,6 @@ struct TeacherForcingBatch {
   at::Tensor context_level;  // [B, F, 1, 1, 1] c
   at::Tensor context_eps;    // like history
   at::Tensor own_context;    // [B] bool: the clips drawn for Note [Own context]
-  // The clips' lead (ClipBatch::lead_actions, lead_positions; undefined without one) on the
-  // device. Play has no action dropout, and neither has the lead.
-  at::Tensor lead_actions;
-  at::Tensor lead_positions;
 };
 
 // The attention mask for `frames` clip frames of `tokens_per_frame` tokens (blocks of

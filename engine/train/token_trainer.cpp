@@ -17,8 +17,8 @@
 #include "engine/model/tokenizer.h"
 #include "engine/model/weights.h"
 #include "engine/train/clip_stream.h"
-#include "engine/train/consistent_target.h"
 #include "engine/train/drawn_context.h"
+#include "engine/train/overlay_mask.h"
 #include "engine/train/strip_calibration.h"
 #include "engine/train/token_batch.h"
 #include "engine/train/token_rollout.h"
@@ -80,10 +80,9 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
     throw Error(config.file, "field 'tokens': required to train a token model (" +
                                  model_config.file + " has \"tokens\")");
   }
-  if (options.init_new_head || options.init_grown_head) {
+  if (options.init_new_head) {
     throw Error("train",
-                "--new-head and --grow-head are for pixel models; a token model's head "
-                "is its codebook's logits");
+                "--new-head is for pixel models; a token model's head is its codebook's logits");
   }
   if (config.noise.dropped_action >= model_config.num_actions) {
     throw Error(config.file,

@@ -21,7 +21,6 @@ ClipSpec read_clips(ObjectReader& parent) {
   spec.contiguous_share = r.number("contiguous_share", 0.0, 1.0);
   spec.max_walk = r.integer("max_walk", 1, 100000);
   spec.max_position = r.integer("max_position", 1, 1 << 30);
-  if (r.has("lead_frames")) spec.lead_frames = r.integer("lead_frames", 0, 1024);
   if (r.has("agent")) {
     ObjectReader a(r.get("agent"), r.file(), r.field_path("agent"));
     spec.agent.mean_hold_frames = a.number("mean_hold_frames", 1.0, 1000.0);
@@ -58,17 +57,6 @@ NoiseSpec read_noise(ObjectReader& parent) {
   noise.action_dropout = r.number("action_dropout", 0.0, 1.0);
   noise.dropped_action = r.integer("dropped_action", 0, 1 << 20);
   if (r.has("own_context_share")) noise.own_context_share = r.number("own_context_share", 0.0, 1.0);
-  if (r.has("own_context_source")) {
-    const std::string source = r.string("own_context_source");
-    if (source != "teacher_forced" && source != "rollout") {
-      r.fail(r.field_path("own_context_source"),
-             "must be \"teacher_forced\" or \"rollout\", got \"" + source + "\"");
-    }
-    noise.own_context_rollout = source == "rollout";
-  }
-  if (r.has("overlay_damage_share")) {
-    noise.overlay_damage_share = r.number("overlay_damage_share", 0.0, 1.0);
-  }
   r.reject_unknown();
   return noise;
 }
@@ -88,50 +76,6 @@ TrainConfig parse_train_config(const nlohmann::json& json, const std::string& fi
   c.batch = r.integer("batch", 1, 4096);
   c.clips = read_clips(r);
   c.noise = read_noise(r);
-  if (c.clips.lead_frames > 0 && !(c.noise.own_context_rollout && c.noise.own_context_share > 0)) {
-    r.fail("clips.lead_frames",
-           "a lead is only played by the own rollout: set noise.own_context_source to "
-           "\"rollout\" and noise.own_context_share above 0, or drop the lead");
-  }
-  if (r.has("learn")) {
-    const std::string learn = r.string("learn");
-    if (learn != "all" && learn != "new_ground") {
-      r.fail("learn", "must be \"all\" or \"new_ground\", got \"" + learn + "\"");
-    }
-    c.learn = learn == "new_ground" ? TrainConfig::Learn::kNewGround : TrainConfig::Learn::kAll;
-    if (c.learn == TrainConfig::Learn::kNewGround && r.has("loss")) {
-      r.fail("loss",
-             "learning \"new_ground\" trains the paints by their likelihood alone (Note [New "
-             "ground likelihood]): leave the loss section out");
-    }
-  }
-  if (r.has("loss")) {
-    ObjectReader l(r.get("loss"), file, "loss");
-    c.loss.motion_weight = l.number("motion_weight", 0.0, 1000.0);
-    c.loss.motion_threshold = l.number("motion_threshold", 0.0, 2.0);
-    if (l.has("reference_weight"))
-      c.loss.reference_weight = l.number("reference_weight", 0.0, 1000.0);
-    if (l.has("straight_through_moves"))
-      c.loss.straight_through_moves = l.boolean("straight_through_moves");
-    if (l.has("choice_weight")) c.loss.choice_weight = l.number("choice_weight", 0.0, 1000.0);
-    if (l.has("overlay_weight")) c.loss.overlay_weight = l.number("overlay_weight", 0.0, 1000.0);
-    if (c.loss.choice_weight > 0.0 && c.loss.straight_through_moves) {
-      l.fail(l.field_path("straight_through_moves"),
-             "cannot be used with choice_weight: the choice then learns from its likelihood "
-             "alone (Note [Choice likelihood])");
-    }
-    if (l.has("own_target")) {
-      const std::string target = l.string("own_target");
-      if (target != "truth" && target != "consistent" && target != "consistent_uncovered") {
-        l.fail(l.field_path("own_target"),
-               "must be \"truth\", \"consistent\" or \"consistent_uncovered\", got \"" + target +
-                   "\"");
-      }
-      c.loss.consistent_target = target != "truth";
-      c.loss.uncovered_from_game = target == "consistent_uncovered";
-    }
-    l.reject_unknown();
-  }
   if (r.has("tokens")) {
     ObjectReader t(r.get("tokens"), file, "tokens");
     c.has_tokens = true;

@@ -20,16 +20,10 @@ struct TrainConfig {
   int batch = 32;
   ClipSpec clips;
   NoiseSpec noise;
-  LossSpec loss;  // optional "loss" section; absent = the plain mean squared error
   // A token model's Note [Masked training] ("tokens" section; required for a token model, refused
   // for a pixel model). Of "noise" it uses action_dropout and dropped_action.
   TokenSpec tokens;
   bool has_tokens = false;
-  // What a step learns: every weight by the losses above ("all", the default), or the output
-  // head's paint rows alone by the likelihood of Note [New ground likelihood] ("new_ground",
-  // engine/train/new_ground.h; no "loss" section then).
-  enum class Learn { kAll, kNewGround };
-  Learn learn = Learn::kAll;
   AdamWSettings optimizer;
   double learning_rate = 6e-4;
   int64_t warmup_steps = 300;

@@ -28,13 +28,9 @@ struct TrainOptions {
   std::string init_from;
   // With init_from: zero the output head's projection after loading, so a model whose output
   // changes meaning (a config that adds the previous-frame skip) keeps the trained layers and
-  // starts from a zero output (with the skip: a copy of the previous frame). The head may change
-  // shape (a moved reference adds its logits); the other tensors must match.
+  // starts from a zero output (with the skip: a copy of the previous frame). The other tensors
+  // must match.
   bool init_new_head = false;
-  // With init_from: keep the whole trained head and add the paint choices a config with
-  // `prediction.paint` puts after the moves (Note [Painted pixels]): the model plays as before
-  // until training makes a paint likely. Only those outputs may be new.
-  bool init_grown_head = false;
 };
 
 struct StepReport {

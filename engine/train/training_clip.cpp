@@ -58,12 +58,6 @@ Clip record_clip(const ClipSpec& spec, uint64_t seed) {
     run_start = std::uniform_int_distribution<int64_t>(
         walk + 1, std::max<int64_t>(walk + 1, spec.max_position))(rng);
   }
-  for (int i = 0; i < spec.lead_frames; ++i) {
-    const game::Action action = agent.next(game);
-    game.step(action);
-    clip.lead_actions.push_back(static_cast<int64_t>(action));
-    clip.lead_positions.push_back(run_start++);
-  }
   for (int f = 1; f < spec.frames; ++f) {
     const game::Action action = agent.next(game);
     game.step(action);

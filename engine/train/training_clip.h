@@ -17,9 +17,6 @@ struct ClipSpec {
   double contiguous_share = 0.5;  // clips that start at the game's first frame
   int max_walk = 400;             // other clips first let the agent walk up to this many frames
   int64_t max_position = 12000;   // and place their run at a random frame index up to this
-  // Frames the agent plays between the sink and the run, kept as actions and positions only:
-  // the own rollout plays them first (Note [Deep rollout] in own_rollout.h). 0: none.
-  int lead_frames = 0;
   AgentStyle agent;
 };
 
@@ -31,10 +28,6 @@ struct Clip {
   std::vector<int64_t> positions;
   // Each frame's top-left tile quarter, row·2 + column (Note [Tile quarters] in dit.h).
   std::vector<int64_t> quarters;
-  // The lead (spec.lead_frames): its actions and absolute frame indices, which come just before
-  // the run's (the run's first index is one past the lead's last).
-  std::vector<int64_t> lead_actions;
-  std::vector<int64_t> lead_positions;
   // What replays it: the world seed and the actions walked between the sink and the run.
   uint64_t world_seed = 0;
   std::vector<int64_t> walk;

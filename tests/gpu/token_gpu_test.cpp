@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "engine/attention/sdpa.h"
@@ -110,6 +111,33 @@ TEST(TokenGpu, GraphReplayShowsTheEagerFrames) {
     EXPECT_GE(stats.graph_replayed_blocks, 6) << policy;
     EXPECT_TRUE(at::equal(graphed, eager)) << policy;
   }
+}
+
+// Note [Masked sampling], live: a temperature change drops the recorded block, so replay after it
+// draws what eager play draws at the new temperature, not what the recording baked in.
+TEST(TokenGpu, ALiveTemperatureReRecordsTheBlock) {
+  REQUIRE_CUDA();
+  const ModelConfig c = token_config();
+  const auto run = [&](bool graphs, bool change) {
+    rollout::SessionOptions options;
+    options.cuda_graphs = graphs;
+    auto session = rollout::Session::create(c, "", "dense", {{"window", 4}}, 9, at::kCUDA, options);
+    std::vector<at::Tensor> frames;
+    for (int i = 0; i < 24; ++i) {
+      if (change && i == 12) session->set_choice_temperature(0.05);
+      session->step(static_cast<Action>(1 + i % 4));
+      frames.push_back(session->frame_on_device().to(at::kCPU, at::kFloat));
+    }
+    return std::make_pair(at::stack(frames), session->stats());
+  };
+  const auto [eager, eager_stats] = run(false, true);
+  const auto [graphed, stats] = run(true, true);
+  const auto [unchanged, unchanged_stats] = run(true, false);
+  EXPECT_EQ(eager_stats.graph_replayed_blocks, 0);
+  EXPECT_GE(stats.graph_replayed_blocks, 8);
+  EXPECT_TRUE(at::equal(graphed, eager));
+  EXPECT_TRUE(at::equal(graphed.slice(0, 0, 12), unchanged.slice(0, 0, 12)));
+  EXPECT_FALSE(at::equal(graphed.slice(0, 12), unchanged.slice(0, 12)));
 }
 
 // Note [Masked stream attention]: the fused kernels (grouped frames with a mask, single frames

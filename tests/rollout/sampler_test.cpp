@@ -4,7 +4,6 @@
 
 #include "engine/core/error.h"
 #include "engine/model/dit.h"
-#include "engine/model/palette.h"
 #include "engine/rollout/decode.h"
 #include "engine/rollout/sampler.h"
 #include "tests/model/model_test_util.h"
@@ -109,40 +108,6 @@ TEST(ActionGuidance, GuidesOnlyTheFirstStepsAsked) {
   const at::Tensor mixed = guided_block(first_only, 2);
   EXPECT_FALSE(at::allclose(mixed, keyed, 1e-4, 1e-4));
   EXPECT_FALSE(at::allclose(mixed, dropped, 1e-4, 1e-4));
-}
-
-// Note [Palette snap]: with a palette every generated pixel is the palette colour nearest the
-// unsnapped block's, which is what the same model, noise and history give with the snap off.
-TEST(PaletteSnap, TheSamplerSnapsTheBlockItReturns) {
-  model::SamplerConfig plain;
-  plain.steps = 1;
-  const at::Tensor loose = guided_block(plain, 2);
-  model::ModelConfig c = testing::tiny_config();
-  c.sampler = plain;
-  c.palette.colours = {{0, 0, 0}, {255, 255, 255}, {98, 178, 74}, {46, 102, 204}, {230, 72, 204}};
-  at::manual_seed(5);
-  model::CausalDiT dit(c);
-  torch::NoGradGuard no_grad;
-  testing::FullHistoryPolicy policy(testing::shape_for(c, c.frame));
-  BlockSampler blocks(*dit, policy, c.frame, /*cuda_graphs=*/false);
-  at::manual_seed(6);  // guided_block's inputs
-  const at::Tensor first = at::rand({1, 1, 3, 16, 16}) * 2 - 1;
-  const at::Tensor noise = at::randn({1, 1, 3, 16, 16});
-  const at::Tensor eps = at::randn({1, 1, 3, 16, 16});
-  blocks.commit(first, at::zeros({1, 1}, at::kLong), 0, 0, eps);
-  const at::Tensor snapped =
-      blocks.generate(noise, at::full({1, 1}, 2, at::kLong), 1, 1, eps, at::Tensor());
-  const at::Tensor palette = model::palette_tensor(c.palette, at::kCPU);
-  EXPECT_TRUE(at::equal(snapped, model::snap_to_palette_reference(loose, palette)));
-  EXPECT_FALSE(at::equal(snapped, loose));
-  c.palette.snap = false;  // the colours stay, the sampler does not snap
-  at::manual_seed(5);
-  model::CausalDiT same(c);
-  testing::FullHistoryPolicy fresh(testing::shape_for(c, c.frame));
-  BlockSampler unsnapped(*same, fresh, c.frame, /*cuda_graphs=*/false);
-  unsnapped.commit(first, at::zeros({1, 1}, at::kLong), 0, 0, eps);
-  EXPECT_TRUE(at::equal(
-      unsnapped.generate(noise, at::full({1, 1}, 2, at::kLong), 1, 1, eps, at::Tensor()), loose));
 }
 
 TEST(Decode, ClampsAndQuantises) {

@@ -356,7 +356,7 @@ TEST(TokenSession, DrawsCodebookPatchesAndReplaysFromItsSeed) {
   auto a = Session::create(c, "", "dense", {{"window", 4}}, 7, at::kCPU);
   auto b = Session::create(c, "", "dense", {{"window", 4}}, 7, at::kCPU);
   EXPECT_TRUE(a->draws_tokens());
-  EXPECT_TRUE(a->draws_choices());
+  EXPECT_EQ(a->choice_temperature(), c.tokens.temperature);
   EXPECT_EQ(a->token_passes(), 3);
   const std::vector<uint8_t> frames = play(*a, 5);
   EXPECT_EQ(frames, play(*b, 5));
@@ -438,6 +438,21 @@ TEST(TokenSession, TemperaturePassesAndSurenessChangeLiveOrAreRefused) {
   EXPECT_FALSE(pixel->draws_tokens());
   EXPECT_THROW(pixel->set_token_passes(2), Error);
   EXPECT_THROW(pixel->set_token_sure(0.9), Error);
+  EXPECT_THROW(pixel->set_choice_temperature(0.5), Error);
+}
+
+// The sampler's temperature is the token model's, the config's until set.
+TEST(TokenSampler, ItsTemperatureIsTheTokensTemperature) {
+  model::ModelConfig c = testing::tiny_token_config();
+  c.tokens.temperature = 0.75;
+  model::CausalDiT dit(c);
+  testing::FullHistoryPolicy policy(testing::shape_for(c, c.frame));
+  BlockSampler blocks(*dit, policy, c.frame, /*cuda_graphs=*/false);
+  EXPECT_EQ(blocks.choice_temperature(), 0.75);
+  blocks.set_choice_temperature(0.25);
+  EXPECT_EQ(blocks.choice_temperature(), 0.25);
+  EXPECT_THROW(blocks.set_choice_temperature(0.0), Error);
+  EXPECT_EQ(blocks.choice_temperature(), 0.25);
 }
 
 // Note [Quarter tracking]: the sink frame commits at the config's quarter, and each frame after

@@ -110,40 +110,6 @@ TEST(TrainingClip, QuartersFollowTheViewsShift) {
   }
 }
 
-// Note [Deep rollout]: the lead is played between the walk and the run; its actions and positions
-// replay the game up to the run, whose positions follow the lead's.
-TEST(TrainingClip, ALeadComesBetweenTheWalkAndTheRun) {
-  ClipSpec spec = small_spec();
-  spec.lead_frames = 5;
-  for (uint64_t seed = 0; seed < 12; ++seed) {
-    const Clip clip = record_clip(spec, seed);
-    ASSERT_EQ(clip.lead_actions.size(), 5u);
-    ASSERT_EQ(clip.lead_positions.size(), 5u);
-    game::Game g({spec.width, spec.height, clip.world_seed, true});
-    for (int64_t a : clip.walk) g.step(static_cast<game::Action>(a));
-    for (size_t i = 0; i < 5; ++i) {
-      g.step(static_cast<game::Action>(clip.lead_actions[i]));
-      if (i > 0) {
-        EXPECT_EQ(clip.lead_positions[i], clip.lead_positions[i - 1] + 1);
-      }
-    }
-    if (clip.walk.empty()) {
-      EXPECT_EQ(clip.lead_positions[0], 1);
-    }
-    EXPECT_EQ(clip.positions[1], clip.lead_positions[4] + 1);
-    const size_t bytes = static_cast<size_t>(spec.width) * spec.height * 4;
-    for (int f = 1; f < spec.frames; ++f) {
-      g.step(static_cast<game::Action>(clip.actions[static_cast<size_t>(f)]));
-      ASSERT_EQ(std::memcmp(clip.rgba.data() + bytes * f, g.frame().data(), bytes), 0)
-          << "frame " << f << ", seed " << seed;
-    }
-  }
-  const ClipBatch batch = make_clip_batch(spec, 3, 7, 2);
-  ASSERT_EQ(batch.lead_actions.sizes(), at::IntArrayRef({3, 5}));
-  EXPECT_TRUE(batch.positions.select(1, 1).equal(batch.lead_positions.select(1, 4) + 1));
-  EXPECT_FALSE(make_clip_batch(small_spec(), 3, 7, 2).lead_actions.defined());
-}
-
 TEST(ClipStream, BatchesDependOnSeedAndIndexOnly) {
   const ClipSpec spec = small_spec();
   ClipStream threaded(spec, 3, 9, 4, /*workers=*/3);

@@ -1,5 +1,5 @@
-// The training data's palette (Note [Palette snap]): exact counts when the colours fit, k-means
-// centres when they do not, and the reference game's clips covered without error.
+// The training data's palette (the token codebook's colours): exact counts when the colours fit,
+// k-means centres when they do not, and the reference game's clips covered without error.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

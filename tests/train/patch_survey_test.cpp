@@ -1,16 +1,16 @@
-// The training data's patches (Note [Patch snap]): counts and cells of a hand-made survey, the
-// screen-fixed cells found from the data alone, and the game's own frames snapped to themselves.
+// The training data's patches (the token codebook's survey): counts and cells of a hand-made
+// survey, the screen-fixed cells found from the data alone, and every patch of the game's own
+// frames in the book.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 
 #include "engine/core/error.h"
 #include "engine/game/game.h"
-#include "engine/model/model_config.h"
-#include "engine/model/palette.h"
-#include "engine/model/patch_snap.h"
 #include "engine/train/clip_stream.h"
+#include "engine/train/palette_survey.h"
 #include "engine/train/patch_survey.h"
 
 namespace wc::train {
@@ -92,19 +92,17 @@ TEST(PatchSurvey, RefusesWhatTheBookCannotHold) {
 }
 
 // The reference game's clips: the sprite's cells are found screen-fixed from the data alone, the
-// world's are not, and a book of everything seen snaps the game's own frames to themselves.
-TEST(PatchSurvey, FindsTheSpriteAndLeavesTheGamesFramesAsTheyAre) {
-  const model::ModelConfig config = model::load_model_config(
-      std::string(WORLDCAST_SOURCE_DIR) + "/assets/models/game-small-moves/config.json");
+// world's are not, and a book of everything seen holds every patch of the surveyed frames.
+TEST(PatchSurvey, FindsTheSpriteAndHoldsEveryPatchOfTheGamesFrames) {
   ClipSpec spec;
   spec.frames = 8;
   const uint64_t seed = std::random_device{}();  // fresh random clips
-  const PatchSurvey survey =
-      survey_clip_patches(spec, 16, seed, 4, config.palette.colours, 8, 1 << 20, 1);
+  const std::vector<Rgb> palette = survey_palette(spec, 16, seed, 4, 64).colours;
+  const PatchSurvey survey = survey_clip_patches(spec, 16, seed, 4, palette, 8, 1 << 20, 1);
   EXPECT_DOUBLE_EQ(survey.book_share, 1.0);
   EXPECT_DOUBLE_EQ(survey.unmatched_pixels, 0.0);
   // The player sprite's 16x16 pixels are four 8x8 cells of the 16x16 grid.
-  const model::PatchBook& book = survey.book;
+  const PatchBook& book = survey.book;
   for (const game::PixelRect& rect : game::screen_overlays(spec.width, spec.height)) {
     if (rect.x % 8 != 0 || rect.y % 8 != 0 || rect.width % 8 != 0 || rect.height % 8 != 0) continue;
     for (int y = rect.y; y < rect.y + rect.height; y += 8) {
@@ -116,13 +114,35 @@ TEST(PatchSurvey, FindsTheSpriteAndLeavesTheGamesFramesAsTheyAre) {
     }
   }
   EXPECT_LT(survey.fixed_cells.size(), 40u);  // the world scrolls: most cells are not fixed
-  const at::Tensor palette = model::palette_tensor(config.palette, at::kCPU);
-  const model::PatchSnap snap(book, palette, {64, 64, 0, 0}, at::kCPU, "survey");
-  // As bytes: the palette's model-space values may round differently from the clip's in the last
-  // bit.
-  const auto bytes = [](const at::Tensor& x) { return ((x + 1) * 127.5).round(); };
-  const ClipBatch batch = make_clip_batch(spec, 16, seed, 3);
-  EXPECT_TRUE(at::equal(bytes(snap.snap(batch.frames)), bytes(batch.frames)));
+  // Every 8x8 patch of the last surveyed batch, as palette indices, is a book patch.
+  const std::set<std::vector<uint8_t>> patches(book.patches.begin(), book.patches.end());
+  const at::Tensor bytes = frame_bytes(make_clip_batch(spec, 16, seed, 3));
+  const uint8_t* rgb = bytes.data_ptr<uint8_t>();
+  const int64_t frames = bytes.size(0) * bytes.size(1), h = spec.height, w = spec.width;
+  const auto index_of = [&](const uint8_t* p) {
+    for (size_t i = 0; i < palette.size(); ++i) {
+      if (palette[i][0] == p[0] && palette[i][1] == p[1] && palette[i][2] == p[2]) {
+        return static_cast<uint8_t>(i);
+      }
+    }
+    ADD_FAILURE() << "a colour outside the palette";
+    return uint8_t{0};
+  };
+  int64_t missing = 0;
+  for (int64_t f = 0; f < frames; ++f) {
+    for (int64_t y0 = 0; y0 < h; y0 += 8) {
+      for (int64_t x0 = 0; x0 < w; x0 += 8) {
+        std::vector<uint8_t> patch;
+        for (int64_t y = y0; y < y0 + 8; ++y) {
+          for (int64_t x = x0; x < x0 + 8; ++x) {
+            patch.push_back(index_of(rgb + ((f * h + y) * w + x) * 3));
+          }
+        }
+        missing += patches.count(patch) == 0 ? 1 : 0;
+      }
+    }
+  }
+  EXPECT_EQ(missing, 0) << "patches of the surveyed frames missing from the book";
 }
 
 }  // namespace

@@ -81,8 +81,8 @@ class LiveModel : public ::testing::Test {
     options.record_meta = {{"command", "worldcast play --source model"}};
     return options;
   }
-  // The stats once the plain tiny model (no palette, no moves) has rejected `command` and played
-  // on; the game must not have failed.
+  // The stats once the plain tiny pixel model has rejected `command` and played on; the game
+  // must not have failed.
   std::shared_ptr<const LiveStats> rejected_by_a_plain_model(const InferenceCommand& command) {
     auto plain = tiny_session("dense", {{"window", 3}});
     SessionControl control(*plain);
@@ -178,83 +178,21 @@ TEST_F(LiveModel, PolicySwitchOnTheThreadKeepsTheGame) {
   EXPECT_EQ(stats->policy_names.size(), attention::policy_names().size());
 }
 
-// Whether every pixel of an RGBA8 frame is one of `colours`.
-bool all_of_colours(const std::vector<uint8_t>& rgba,
-                    const std::vector<std::array<uint8_t, 3>>& colours) {
-  for (size_t p = 0; p < rgba.size(); p += 4) {
-    const auto same = [&](const std::array<uint8_t, 3>& c) {
-      return rgba[p] == c[0] && rgba[p + 1] == c[1] && rgba[p + 2] == c[2];
-    };
-    if (std::none_of(colours.begin(), colours.end(), same)) return false;
-  }
-  return true;
-}
-
-// Note [Palette snap] from the panel's checkbox: the command reaches the Session through its
-// PolicyControl between blocks, the next block is the model's raw frame, the stats show the new
-// state, and a recording names the change and the snap it started with.
-TEST_F(LiveModel, PaletteSnapCommandReachesTheSession) {
-  model::ModelConfig config = wc::testing::tiny_config();
-  config.palette.colours = {{0, 0, 0}, {255, 255, 255}, {98, 178, 74}, {46, 102, 204}};
-  auto session = Session::create(config, "", "dense", {{"window", 3}}, 11, at::kCPU);
-  SessionControl control(*session);
-  HeadlessRenderer renderer(*context_, 16, 16, 16, 16);
-  const InferenceOptions options = recorded_play_options();
-  InferenceThread inference(*session, renderer.sink(), &control, options);
-  const fs::path record = dir_ / "rec";
-  inference.send(InferenceCommand::start_recording(record.string()));
-  inference.start();
-  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return s.frames_produced >= 2; }, kWait));
-  EXPECT_TRUE(inference.stats()->run.has_palette);
-  EXPECT_TRUE(inference.stats()->run.palette_snap);
-  inference.send(InferenceCommand::set_palette_snap(false));
-  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return !s.run.palette_snap; }, kWait));
-  const uint64_t applied_at = inference.stats()->command_frame;
-  ASSERT_TRUE(inference.wait_for(
-      [&](const LiveStats& s) { return s.frame_index >= applied_at + 2; }, kWait));
-  inference.send(InferenceCommand::stop_recording());
-  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return !s.recording; }, kWait));
-  const std::shared_ptr<const LiveStats> stats = inference.stats();
-  inference.stop();
-  EXPECT_TRUE(stats->error.empty()) << stats->error;
-  EXPECT_TRUE(stats->run.has_palette);
-  EXPECT_FALSE(session->palette_snap());
-
-  EXPECT_TRUE(
-      all_of_colours(read_png(record / recorded_frame_name(applied_at)), config.palette.colours));
-  EXPECT_FALSE(all_of_colours(read_png(record / recorded_frame_name(applied_at + 1)),
-                              config.palette.colours));
-  std::ifstream record_json(record / "record.json");
-  const nlohmann::json meta = nlohmann::json::parse(record_json);
-  EXPECT_EQ(meta["palette_snap"], true);
-  EXPECT_THAT(meta["replay_command"].get<std::string>(), HasSubstr("--palette-snap on"));
-  EXPECT_EQ(meta["replayable"], false);
-  ASSERT_EQ(meta["changes"].size(), 1u);
-  EXPECT_EQ(meta["changes"][0]["what"], "palette snap off");
-  EXPECT_EQ(meta["changes"][0]["after_frame"], applied_at);
-}
-
-// Note [Choice temperature]: the command reaches a model that draws new ground, the recording
-// starts with its temperature in the replay command and notes the change; a model that draws
-// nothing rejects it and plays on.
+// Note [Masked sampling]: the temperature command reaches a token model, the recording starts
+// with its temperature in the replay command and notes the change; a pixel model rejects it and
+// plays on.
 TEST_F(LiveModel, ChoiceTemperatureCommandReachesTheSession) {
-  model::ModelConfig config = wc::testing::tiny_config();
-  config.palette.colours = {{0, 0, 0}, {255, 255, 255}, {98, 178, 74}, {46, 102, 204}};
-  config.prediction.previous_frame_skip = true;
-  config.prediction.move_pixels = 4;
-  config.prediction.paint_colours = 4;
-  config.prediction.move_choice = model::PredictionConfig::MoveChoice::kNewGround;
-  config.prediction.choice_temperature = 0.5;
+  model::ModelConfig config = wc::testing::tiny_token_config();
+  config.tokens.temperature = 0.5;
   auto session = Session::create(config, "", "dense", {{"window", 3}}, 11, at::kCPU);
   SessionControl control(*session);
   HeadlessRenderer renderer(*context_, 16, 16, 16, 16);
-  const InferenceOptions options = recorded_play_options();
-  InferenceThread inference(*session, renderer.sink(), &control, options);
+  InferenceThread inference(*session, renderer.sink(), &control, recorded_play_options());
   const fs::path record = dir_ / "rec";
   inference.send(InferenceCommand::start_recording(record.string()));
   inference.start();
   ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return s.frames_produced >= 2; }, kWait));
-  EXPECT_TRUE(inference.stats()->run.draws_choices);
+  EXPECT_TRUE(inference.stats()->run.draws_tokens);
   EXPECT_EQ(inference.stats()->run.choice_temperature, 0.5);
   inference.send(InferenceCommand::set_choice_temperature(0.125));
   ASSERT_TRUE(inference.wait_for(
@@ -274,8 +212,8 @@ TEST_F(LiveModel, ChoiceTemperatureCommandReachesTheSession) {
   EXPECT_THAT(meta["changes"][0]["what"].get<std::string>(), HasSubstr("choice temperature 0.125"));
 
   const auto plain = rejected_by_a_plain_model(InferenceCommand::set_choice_temperature(0.5));
-  EXPECT_THAT(plain->error, HasSubstr("the model draws no choices"));
-  EXPECT_FALSE(plain->run.draws_choices);
+  EXPECT_THAT(plain->error, HasSubstr("the model draws no tokens"));
+  EXPECT_FALSE(plain->run.draws_tokens);
 }
 
 // Note [Masked sampling]: the sureness command reaches a token model, the recording starts with
@@ -316,111 +254,20 @@ TEST_F(LiveModel, TokenSurenessCommandReachesTheSession) {
   EXPECT_FALSE(plain->run.draws_tokens);
 }
 
-// Note [Stay bias]: the command reaches a model that takes each pixel's likeliest move, the
-// recording starts with its bias in the replay command and notes the change; a model that takes
-// none (the plain velocity) rejects it and plays on.
-TEST_F(LiveModel, StayBiasCommandReachesTheSession) {
-  model::ModelConfig config = wc::testing::tiny_config();
-  config.prediction.previous_frame_skip = true;
-  config.prediction.move_pixels = 4;
-  config.prediction.move_choice = model::PredictionConfig::MoveChoice::kSharpest;
-  config.prediction.stay_bias = 0.5;
-  auto session = Session::create(config, "", "dense", {{"window", 3}}, 11, at::kCPU);
-  SessionControl control(*session);
-  HeadlessRenderer renderer(*context_, 16, 16, 16, 16);
-  const InferenceOptions options = recorded_play_options();
-  InferenceThread inference(*session, renderer.sink(), &control, options);
-  const fs::path record = dir_ / "rec";
-  inference.send(InferenceCommand::start_recording(record.string()));
-  inference.start();
-  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return s.frames_produced >= 2; }, kWait));
-  EXPECT_TRUE(inference.stats()->run.takes_likeliest_move);
-  EXPECT_EQ(inference.stats()->run.stay_bias, 0.5);
-  inference.send(InferenceCommand::set_stay_bias(1.25));
-  ASSERT_TRUE(
-      inference.wait_for([](const LiveStats& s) { return s.run.stay_bias == 1.25; }, kWait));
-  inference.send(InferenceCommand::stop_recording());
-  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return !s.recording; }, kWait));
-  const std::shared_ptr<const LiveStats> stats = inference.stats();
-  inference.stop();
-  EXPECT_TRUE(stats->error.empty()) << stats->error;
-  EXPECT_EQ(session->stay_bias(), 1.25);
-  std::ifstream record_json(record / "record.json");
-  const nlohmann::json meta = nlohmann::json::parse(record_json);
-  EXPECT_EQ(meta["stay_bias"], 0.5);
-  EXPECT_THAT(meta["replay_command"].get<std::string>(), HasSubstr("--stay-bias 0.5"));
-  ASSERT_EQ(meta["changes"].size(), 1u);
-  EXPECT_THAT(meta["changes"][0]["what"].get<std::string>(), HasSubstr("stay bias 1.25"));
-
-  const auto plain = rejected_by_a_plain_model(InferenceCommand::set_stay_bias(0.5));
-  EXPECT_THAT(plain->error, HasSubstr("the model takes no likeliest move"));
-  EXPECT_FALSE(plain->run.takes_likeliest_move);
-}
-
-// Note [Remembered ground] from the panel's checkbox: the command reaches a model that draws new
-// ground, the stats show it and its cells, the recording starts with the choice in its replay
-// command and notes the change; the plain velocity rejects it and plays on.
-TEST_F(LiveModel, RememberGroundCommandReachesTheSession) {
-  model::ModelConfig config = wc::testing::tiny_config();
-  config.palette.colours = {{0, 0, 0}, {255, 255, 255}, {98, 178, 74}, {46, 102, 204}};
-  config.prediction.previous_frame_skip = true;
-  config.prediction.move_pixels = 4;
-  config.prediction.move_choice = model::PredictionConfig::MoveChoice::kNewGround;
-  config.prediction.paint_colours = 4;
-  auto session = Session::create(config, "", "dense", {{"window", 3}}, 11, at::kCPU);
-  SessionControl control(*session);
-  HeadlessRenderer renderer(*context_, 16, 16, 16, 16);
-  const InferenceOptions options = recorded_play_options();
-  InferenceThread inference(*session, renderer.sink(), &control, options);
-  const fs::path record = dir_ / "rec";
-  inference.send(InferenceCommand::start_recording(record.string()));
-  inference.start();
-  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return s.frames_produced >= 2; }, kWait));
-  EXPECT_TRUE(inference.stats()->run.can_remember_ground);
-  EXPECT_FALSE(inference.stats()->run.remember_ground);
-  EXPECT_EQ(inference.stats()->run.remembered_cells, -1);
-  inference.send(InferenceCommand::set_remember_ground(true));
-  ASSERT_TRUE(inference.wait_for(
-      [](const LiveStats& s) { return s.run.remember_ground && s.run.remembered_cells >= 0; },
-      kWait));
-  inference.send(InferenceCommand::stop_recording());
-  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return !s.recording; }, kWait));
-  const std::shared_ptr<const LiveStats> stats = inference.stats();
-  inference.stop();
-  EXPECT_TRUE(stats->error.empty()) << stats->error;
-  EXPECT_TRUE(session->remember_ground());
-  std::ifstream record_json(record / "record.json");
-  const nlohmann::json meta = nlohmann::json::parse(record_json);
-  EXPECT_EQ(meta["remember_ground"], false);
-  EXPECT_THAT(meta["replay_command"].get<std::string>(), HasSubstr("--remember-ground off"));
-  ASSERT_EQ(meta["changes"].size(), 1u);
-  EXPECT_EQ(meta["changes"][0]["what"], "remember ground on");
-
-  const auto plain = rejected_by_a_plain_model(InferenceCommand::set_remember_ground(true));
-  EXPECT_THAT(plain->error, HasSubstr("remembered ground needs move_choice"));
-  EXPECT_FALSE(plain->run.can_remember_ground);
-  EXPECT_FALSE(plain->run.remember_ground);
-}
-
-// A model without a palette rejects the command (the game goes on); so does a source without a
-// policy.
-TEST_F(LiveModel, PaletteSnapWithoutAPaletteIsRejected) {
-  const auto stats = rejected_by_a_plain_model(InferenceCommand::set_palette_snap(true));
-  EXPECT_THAT(stats->error, HasSubstr("no palette"));
-  EXPECT_FALSE(stats->run.has_palette);
-  EXPECT_FALSE(stats->run.palette_snap);
+// A source without a policy (the game) rejects a model's command and plays on.
+TEST_F(LiveModel, ACommandToASourceWithoutAPolicyIsRejected) {
   InferenceOptions options;
   options.paced = false;
-
   auto game = make_game_source(16, 16, 4);
   HeadlessRenderer game_renderer(*context_, 16, 16, 16, 16);
   InferenceThread game_inference(*game, game_renderer.sink(), nullptr, options);
   game_inference.start();
-  game_inference.send(InferenceCommand::set_palette_snap(false));
+  game_inference.send(InferenceCommand::set_token_passes(2));
   ASSERT_TRUE(game_inference.wait_for([](const LiveStats& s) { return !s.error.empty(); }, kWait));
-  const std::string error = game_inference.stats()->error;
+  const std::shared_ptr<const LiveStats> stats = game_inference.stats();
   game_inference.stop();
-  EXPECT_THAT(error, HasSubstr("this source has no policy"));
+  EXPECT_THAT(stats->error, HasSubstr("this source has no policy"));
+  EXPECT_FALSE(stats->failed);
 }
 
 // Plays `source` on the inference thread with actions changing under it, records part of it

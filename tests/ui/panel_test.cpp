@@ -197,18 +197,6 @@ TEST(PanelModel, PolicySelectorRemembersEachPolicysLastSettings) {
   EXPECT_EQ(c[5].seed, 3u);
 }
 
-TEST(PanelModel, PaletteSnapBecomesACommand) {
-  PanelModel model(0, ".");
-  model.set_palette_snap(false);
-  model.set_palette_snap(true);
-  const auto c = model.take_commands();
-  ASSERT_EQ(c.size(), 2u);
-  EXPECT_EQ(c[0].kind, Kind::kSetPaletteSnap);
-  EXPECT_EQ(c[0].value, 0.0);
-  EXPECT_EQ(c[1].kind, Kind::kSetPaletteSnap);
-  EXPECT_EQ(c[1].value, 1.0);
-}
-
 // Note [Cast preview]: the heads each threshold would cast, counted from the stored scores by
 // the rule written out here per head; nothing for other sliders or before the cast.
 TEST(PanelModel, CastPreviewCountsTheHeadsAThresholdWouldCast) {
@@ -312,18 +300,6 @@ TEST(PanelModel, WorstTokenBecomesAConfigureCommand) {
   EXPECT_EQ(c[1].settings, (nlohmann::json{{"worst_token", false}}));
 }
 
-TEST(PanelModel, RememberGroundBecomesACommand) {
-  PanelModel model(0, ".");
-  model.set_remember_ground(true);
-  model.set_remember_ground(false);
-  const auto c = model.take_commands();
-  ASSERT_EQ(c.size(), 2u);
-  EXPECT_EQ(c[0].kind, Kind::kSetRememberGround);
-  EXPECT_EQ(c[0].value, 1.0);
-  EXPECT_EQ(c[1].kind, Kind::kSetRememberGround);
-  EXPECT_EQ(c[1].value, 0.0);
-}
-
 TEST(PanelModel, ChoiceTemperatureBecomesACommand) {
   PanelModel model(0, ".");
   model.set_choice_temperature(0.25);
@@ -331,15 +307,6 @@ TEST(PanelModel, ChoiceTemperatureBecomesACommand) {
   ASSERT_EQ(c.size(), 1u);
   EXPECT_EQ(c[0].kind, Kind::kSetChoiceTemperature);
   EXPECT_EQ(c[0].value, 0.25);
-}
-
-TEST(PanelModel, StayBiasBecomesACommand) {
-  PanelModel model(0, ".");
-  model.set_stay_bias(0.75);
-  const auto c = model.take_commands();
-  ASSERT_EQ(c.size(), 1u);
-  EXPECT_EQ(c[0].kind, Kind::kSetStayBias);
-  EXPECT_EQ(c[0].value, 0.75);
 }
 
 TEST(PanelModel, RecordStartsInAFreshFolderAndStops) {
@@ -428,31 +395,15 @@ TEST_F(PanelDraw, ModelSourceDrawsTheHeadMap) {
   EXPECT_TRUE(model.take_commands().empty());
 }
 
-// Note [Palette snap]: the checkbox is drawn for a model with a palette only.
-TEST_F(PanelDraw, PaletteCheckboxOnlyForAModelWithAPalette) {
+// Note [Masked sampling]: the token sliders are drawn for a token model only.
+TEST_F(PanelDraw, TokenSlidersOnlyForATokenModel) {
   PanelModel model(0, ".");
   LiveStats stats = model_stats({{"theta_sink", 0.9}, {"window", 6}});
   model.observe(stats);
   const int without = draw(&stats, model);
-  stats.run.has_palette = true;
-  stats.run.palette_snap = true;
+  stats.run.draws_tokens = true;
+  stats.run.token_passes = 3;
   EXPECT_GT(draw(&stats, model), without);
-  EXPECT_TRUE(model.take_commands().empty());
-}
-
-// Note [Remembered ground]: the checkbox is drawn for a model that can remember only, and the
-// count of remembered cells beside it while it remembers.
-TEST_F(PanelDraw, RememberGroundCheckboxOnlyForAModelThatCanRemember) {
-  PanelModel model(0, ".");
-  LiveStats stats = model_stats({{"theta_sink", 0.9}, {"window", 6}});
-  model.observe(stats);
-  const int without = draw(&stats, model);
-  stats.run.can_remember_ground = true;
-  const int off = draw(&stats, model);
-  EXPECT_GT(off, without);
-  stats.run.remember_ground = true;
-  stats.run.remembered_cells = 42;
-  EXPECT_GT(draw(&stats, model), off);
   EXPECT_TRUE(model.take_commands().empty());
 }
 

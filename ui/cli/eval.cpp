@@ -21,7 +21,6 @@
 #include "engine/eval/game_as_model.h"
 #include "engine/eval/run_eval.h"
 #include "engine/model/model_config.h"
-#include "engine/model/palette.h"
 #include "ui/cli/command.h"
 #include "ui/model_source.h"
 #include "ui/screenshot.h"
@@ -40,9 +39,6 @@ struct EvalCliOptions {
   std::string device = "auto";
   std::string dtype;
   std::string cuda_graphs = "on";
-  std::string palette_snap = "config";
-  std::string patch_snap = "config";
-  std::string remember_ground = "config";
   int seeds = 8;
   uint64_t seed_start = 1000000;
   std::string metrics = "all";
@@ -106,9 +102,6 @@ void run_eval_command(EvalCliOptions& options) {
   eval.config = resolve_config(options, game);
   eval.policy = options.policy.empty() ? eval.config.default_policy : options.policy;
   if (!game) {
-    model::apply_palette_snap(eval.config, options.palette_snap, "--palette-snap");
-    model::apply_patch_snap(eval.config, options.patch_snap, "--patch-snap");
-    model::apply_remember_ground(eval.config, options.remember_ground, "--remember-ground");
   }
   eval.weights = game ? "" : options.weights;
   if (game) {
@@ -201,22 +194,6 @@ const bool kRegistered = register_command("eval", [](CLI::App& app) {
                   "on or off: replay each block's denoising forwards from a CUDA graph once the "
                   "policy allows it (CUDA only)")
       ->check(CLI::IsMember({"on", "off"}))
-      ->capture_default_str();
-  cmd->add_option("--palette-snap", options->palette_snap,
-                  "on, off or config: snap generated frames to the config's palette (Note "
-                  "[Palette snap]); config: as the model config says")
-      ->check(CLI::IsMember({"on", "off", "config"}))
-      ->capture_default_str();
-  cmd->add_option("--patch-snap", options->patch_snap,
-                  "on, off or config: snap each generated frame's 8x8 patches to the model's patch "
-                  "book (Note [Patch snap]); config: as the model config says")
-      ->check(CLI::IsMember({"on", "off", "config"}))
-      ->capture_default_str();
-  cmd->add_option("--remember-ground", options->remember_ground,
-                  "on, off or config: remember the ground that leaves the view and show it "
-                  "again where it comes back (Note [Remembered ground]); config: as the model "
-                  "config says")
-      ->check(CLI::IsMember({"on", "off", "config"}))
       ->capture_default_str();
   cmd->add_option("--seeds", options->seeds, "Number of held-out world seeds")
       ->capture_default_str();

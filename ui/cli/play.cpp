@@ -31,13 +31,9 @@ struct PlayOptions {
   std::string policy;  // empty: the model config's default_policy
   std::string policy_settings = "{}";
   std::string cuda_graphs = "on";
-  std::string palette_snap = "config";
-  std::string patch_snap = "config";
   double choice_temperature = 0.0;
   int token_passes = 0;
   double token_sure = 0.0;
-  double stay_bias = -1.0;
-  std::string remember_ground = "config";
   std::string device = "auto";
   bool headless = false;
   int frames = 60;
@@ -201,13 +197,9 @@ int play(PlayOptions o) {
     m.device = o.device;
     m.seed = o.seed;
     m.cuda_graphs = o.cuda_graphs == "on";
-    m.palette_snap = o.palette_snap;
-    m.patch_snap = o.patch_snap;
     m.choice_temperature = o.choice_temperature;
     m.token_passes = o.token_passes;
     m.token_sure = o.token_sure;
-    m.stay_bias = o.stay_bias;
-    m.remember_ground = o.remember_ground;
     model = ui::make_model_source(m);
     log_info(model.summary);
     control = std::make_unique<ui::SessionControl>(*model.session);
@@ -299,19 +291,9 @@ const bool kRegistered = register_command("play", [](CLI::App& app) {
   cmd->add_option("--policy-settings", o->policy_settings, "The policy's settings as JSON")
       ->capture_default_str();
   cmd->add_option("--device", o->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
-  cmd->add_option("--palette-snap", o->palette_snap,
-                  "on, off or config: snap generated frames to the model's palette (Note "
-                  "[Palette snap]); config: as the model config says")
-      ->check(CLI::IsMember({"on", "off", "config"}))
-      ->capture_default_str();
-  cmd->add_option("--patch-snap", o->patch_snap,
-                  "on, off or config: snap each generated frame's 8x8 patches to the model's patch "
-                  "book (Note [Patch snap]); config: as the model config says")
-      ->check(CLI::IsMember({"on", "off", "config"}))
-      ->capture_default_str();
   cmd->add_option("--choice-temperature", o->choice_temperature,
-                  "the temperature new ground (or any drawn choice) is drawn at (Note [Choice "
-                  "temperature]); 0: the model config's. The panel's slider changes it live");
+                  "the temperature a token model draws its tokens at (Note [Masked sampling]); "
+                  "0: the model config's. The panel's slider changes it live");
   cmd->add_option("--token-passes", o->token_passes,
                   "a token model's unmasking passes per frame (Note [Masked sampling]), in "
                   "[1, 16]; 0: the model config's. The panel's slider changes it live");
@@ -319,16 +301,6 @@ const bool kRegistered = register_command("play", [](CLI::App& app) {
                   "a token model's sureness at which a place is shown in any pass (Note [Masked "
                   "sampling]), in (0, 1]; 1: MaskGIT's fixed schedule; 0: the model config's. "
                   "The panel's slider changes it live");
-  cmd->add_option("--stay-bias", o->stay_bias,
-                  "the bias toward a pixel staying as it is when its likeliest move is taken "
-                  "(Note [Stay bias]), in [0, 100]; negative: the model config's. The panel's "
-                  "slider changes it live");
-  cmd->add_option("--remember-ground", o->remember_ground,
-                  "on, off or config: remember the ground that leaves the view and show it "
-                  "again where it comes back (Note [Remembered ground]); config: as the model "
-                  "config says")
-      ->check(CLI::IsMember({"on", "off", "config"}))
-      ->capture_default_str();
   cmd->add_option("--cuda-graphs", o->cuda_graphs,
                   "on or off: replay each block's denoising forwards from a CUDA graph once the "
                   "policy allows it (CUDA only)")

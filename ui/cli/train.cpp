@@ -22,7 +22,6 @@ struct TrainCommandOptions {
   bool fresh = false;
   std::string init;
   bool init_new_head = false;
-  bool init_grown_head = false;
   bool quiet = false;
 };
 
@@ -40,7 +39,6 @@ void run_train(const TrainCommandOptions& o) {
   options.resume = !o.fresh;
   options.init_from = o.init;
   options.init_new_head = o.init_new_head;
-  options.init_grown_head = o.init_grown_head;
   options.progress_bar = !o.quiet;
   const train::TrainReport r = train::train(config, options);
   std::printf("trained steps %lld -> %lld, %.1f min in all, loss %.5f, %.0f clips/s; model: %s\n",
@@ -52,7 +50,8 @@ const bool kRegistered = register_command("train", [](CLI::App& app) {
   auto o = std::make_shared<TrainCommandOptions>();
   CLI::App* cmd = app.add_subcommand(
       "train", "Train (or resume) the world model on the reference game; exports OUT/model");
-  cmd->add_option("--config", o->config, "training config JSON (e.g. assets/train/game-small.json)")
+  cmd->add_option("--config", o->config,
+                  "training config JSON (e.g. assets/train/game-tokens.json)")
       ->required();
   cmd->add_option("--out", o->out, "run folder: state/ (resumable), model/ (playable), log.jsonl")
       ->required();
@@ -64,10 +63,6 @@ const bool kRegistered = register_command("train", [](CLI::App& app) {
   cmd->add_flag("--new-head", o->init_new_head,
                 "with --init: zero the output head (its output changed meaning, e.g. the "
                 "config added the previous-frame skip)");
-  cmd->add_flag("--grow-head", o->init_grown_head,
-                "with --init: keep the trained output head and add the paint choices of a "
-                "config with prediction.paint (Note [Painted pixels])")
-      ->excludes("--new-head");
   cmd->add_flag("--fresh", o->fresh, "refuse to resume an existing state in --out");
   cmd->add_flag("--quiet", o->quiet, "no progress bar");
   cmd->callback([o] { run_train(*o); });
