@@ -112,7 +112,7 @@ TileBook random_tile_book(uint32_t seed) {
 }
 
 fs::path temp_dir(const std::string& name) {
-  const fs::path dir =
+  fs::path dir =
       fs::temp_directory_path() / ("wc_tile_book_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
