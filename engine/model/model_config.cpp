@@ -59,8 +59,7 @@ std::string config_file_path(ObjectReader& reader, const std::string& field,
 // must fit the model (its tile side the patch, its frame the model's, its ids the vocab) and the
 // sink's quarter is given ("first_quarter": [row, column]).
 TokenConfig read_tile_tokens(ObjectReader& reader, const ModelConfig& config,
-                             const std::string& path, const std::string& text,
-                             TokenConfig tokens) {
+                             const std::string& path, const std::string& text, TokenConfig tokens) {
   TileBook book;
   try {
     book = parse_tile_book(text, path);
@@ -68,17 +67,17 @@ TokenConfig read_tile_tokens(ObjectReader& reader, const ModelConfig& config,
     reader.fail(reader.field_path("codebook"), error.what());
   }
   if (book.tile != config.patch_h) {
-    reader.fail(reader.field_path("codebook"),
-                path + " holds " + std::to_string(book.tile) + "-pixel tiles, the model's " +
-                    "patches are " + std::to_string(config.patch_h));
+    reader.fail(reader.field_path("codebook"), path + " holds " + std::to_string(book.tile) +
+                                                   "-pixel tiles, the model's " + "patches are " +
+                                                   std::to_string(config.patch_h));
   }
   if (book.frame_width != config.frame.width || book.frame_height != config.frame.height ||
       !config.resolutions.empty()) {
     reader.fail(reader.field_path("codebook"),
                 path + " is for " + std::to_string(book.frame_height) + "x" +
                     std::to_string(book.frame_width) + " frames, the model's are " +
-                    std::to_string(config.frame.height) + "x" +
-                    std::to_string(config.frame.width) + " (and a tile model has no resolutions)");
+                    std::to_string(config.frame.height) + "x" + std::to_string(config.frame.width) +
+                    " (and a tile model has no resolutions)");
   }
   if (book.vocab() != tokens.vocab) {
     reader.fail(reader.field_path("vocab"), std::to_string(tokens.vocab) + " differs from the " +

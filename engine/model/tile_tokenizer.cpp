@@ -104,11 +104,9 @@ at::Tensor TileTokenizer::nearest(const at::Tensor& tiles, const at::Tensor& wei
       // Σ w·(x − e)² = Σ w·x² − 2·(w·x)·e + w·e², w repeated over the three channels.
       const at::Tensor w = weight.slice(0, start, start + chunk).to(at::kDouble).repeat({1, 3});
       const at::Tensor wx = w * x;
-      d = (wx * x).sum(1, true) - 2.0 * at::matmul(wx, ground_.t()) +
-          at::matmul(w, ground_sq_.t());
+      d = (wx * x).sum(1, true) - 2.0 * at::matmul(wx, ground_.t()) + at::matmul(w, ground_sq_.t());
     } else {
-      d = (x * x).sum(1, true) - 2.0 * at::matmul(x, ground_.t()) +
-          ground_sq_.sum(1).unsqueeze(0);
+      d = (x * x).sum(1, true) - 2.0 * at::matmul(x, ground_.t()) + ground_sq_.sum(1).unsqueeze(0);
     }
     const auto [b, i] = d.min(1);
     index.push_back(i);
@@ -167,7 +165,8 @@ at::Tensor TileTokenizer::encode_layers(const at::Tensor& bytes, const at::Tenso
     const at::Tensor best = (fit - (pixels + 1) * unfit).argmax(1);  // [M]
     misses = misses + (unfit.gather(1, best.unsqueeze(1)) > 0).sum();
     row.select(1, 1 + l).copy_(best + book_.layer_first_id(static_cast<int>(l)));
-    const at::Tensor drawn = table.opaque.index_select(0, best).view({m, layer.height, layer.width});
+    const at::Tensor drawn =
+        table.opaque.index_select(0, best).view({m, layer.height, layer.width});
     region(covered).logical_or_(drawn);
   }
   return row;
@@ -181,8 +180,8 @@ at::Tensor TileTokenizer::encode(const at::Tensor& frames, const at::Tensor& qua
 at::Tensor TileTokenizer::encode_with_ground(const at::Tensor& frames, const at::Tensor& quarters,
                                              const at::Tensor& ground, at::Tensor* misses) const {
   const at::NoGradGuard no_grad;
-  TORCH_CHECK(frames.dim() == 5 && frames.size(2) == 3 &&
-                  frames.size(3) == book_.frame_height && frames.size(4) == book_.frame_width,
+  TORCH_CHECK(frames.dim() == 5 && frames.size(2) == 3 && frames.size(3) == book_.frame_height &&
+                  frames.size(4) == book_.frame_width,
               "TileTokenizer: frames must be [B, F, 3, ", book_.frame_height, ", ",
               book_.frame_width, "], got ", frames.sizes());
   const int64_t b = frames.size(0), f = frames.size(1), m = b * f;
@@ -252,10 +251,10 @@ at::Tensor TileTokenizer::quarters(const at::Tensor& tokens) const {
 
 at::Tensor TileTokenizer::decode(const at::Tensor& tokens, at::ScalarType dtype) const {
   const at::NoGradGuard no_grad;
-  TORCH_CHECK(tokens.dim() == 4 && tokens.size(2) == book_.grid_h() &&
-                  tokens.size(3) == book_.grid_w(),
-              "TileTokenizer: tokens must be [B, F, ", book_.grid_h(), ", ", book_.grid_w(),
-              "], got ", tokens.sizes());
+  TORCH_CHECK(
+      tokens.dim() == 4 && tokens.size(2) == book_.grid_h() && tokens.size(3) == book_.grid_w(),
+      "TileTokenizer: tokens must be [B, F, ", book_.grid_h(), ", ", book_.grid_w(), "], got ",
+      tokens.sizes());
   const at::Device device = ground_.device();
   const int64_t b = tokens.size(0), f = tokens.size(1), m = b * f;
   const int64_t rows = book_.ground_rows(), cols = book_.ground_cols(), t = book_.tile;

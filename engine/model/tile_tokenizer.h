@@ -24,7 +24,9 @@ namespace wc::model {
 // shows is a tile of the game, whole, and a model drawing tokens invents ground one tile at a
 // time. The window holds the tiles just beyond the view as well (a column or row the phase
 // hides, and the ground under the sprite): the model draws them like any other, and the game's
-// own ground window is what training scores them against.
+// own ground window is what training scores them against. Play draws the phase first (Note
+// [Masked sampling]'s places drawn first), so the ground drawn after it knows whether the window
+// moved.
 //
 // Encoding a frame of pixels takes its phase (known where the game starts and followed from the
 // phase tokens after; guessed as the one that encodes closest when not given). A layer takes the
@@ -75,8 +77,8 @@ class TileTokenizer {
   };
   // The overlay row ([B·F, grid_w] int64) of byte frames [B·F, 3, H, W] (float64) and the pixels
   // its layers cover ([B·F, H, W] bool); `misses` gets the layers that fit no image.
-  at::Tensor encode_layers(const at::Tensor& bytes, const at::Tensor& quarters,
-                           at::Tensor& covered, at::Tensor& misses) const;
+  at::Tensor encode_layers(const at::Tensor& bytes, const at::Tensor& quarters, at::Tensor& covered,
+                           at::Tensor& misses) const;
   // The ground ([B·F, rows, cols] int64) of byte frames with `shown` pixels ([B·F, H, W] bool)
   // at the phase `quarter`, each frame's summed distance ([B·F] float64) and its count of shown
   // tiles that are no entry exactly ([B·F] int64).

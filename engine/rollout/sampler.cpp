@@ -40,6 +40,11 @@ BlockSampler::BlockSampler(model::CausalDiTImpl& model, attention::AttentionPoli
                       .masked_fill(tile_tokenizer_->allowed().logical_not(),
                                    -std::numeric_limits<float>::infinity())
                       .to(model.dtype());
+    // Note [Tile tokens]: the phase first, so the ground drawn after it knows whether the window
+    // moved.
+    first_places_ =
+        at::zeros({place_bias_.size(0)}, at::TensorOptions().dtype(at::kBool).device(device));
+    first_places_[tokens_.tile_book->ground_rows() * tokens_.tile_book->ground_cols()].fill_(true);
     set_token_schedule();
   } else if (tokens_.active()) {
     tokenizer_ = std::make_unique<model::Tokenizer>(*tokens_.codebook, device);
@@ -149,7 +154,8 @@ at::Tensor BlockSampler::generate(const at::Tensor& noise, const at::Tensor& act
 at::Tensor BlockSampler::run_denoise(const at::Tensor& noise, const at::Tensor& actions,
                                      int64_t block_index, int64_t frame_start,
                                      const at::Tensor& reference, const model::RopeRotation* rope) {
-  if (tokenizer_ || tile_tokenizer_) return run_token_denoise(noise, actions, block_index, frame_start, rope);
+  if (tokenizer_ || tile_tokenizer_)
+    return run_token_denoise(noise, actions, block_index, frame_start, rope);
   const model::PredictionConfig& prediction = model_.config().prediction;
   if (prediction.previous_frame_skip && !reference.defined()) {
     throw Error(model_.config().name,
@@ -218,15 +224,15 @@ at::Tensor BlockSampler::run_token_denoise(const at::Tensor& noise, const at::Te
       tiles.quarter = followed.defined() ? followed : quarter_.view({1, 1}).expand({1, frames});
       tiles.grid_w = geometry_.grid_w;
     }
-    MaskedPass pass =
-        masked_pass(tokens, logits, uniforms.select(0, k), mask_id, tokens_.temperature,
-                    tokens_.top_p, tokens_.sure, stay_share(k, tokens_.passes), unsure, tiles);
+    MaskedPass pass = masked_pass(tokens, logits, uniforms.select(0, k), mask_id,
+                                  tokens_.temperature, tokens_.top_p, tokens_.sure,
+                                  stay_share(k, tokens_.passes), unsure, tiles, first_places_);
     tokens = std::move(pass.tokens);
     unsure = std::move(pass.unsure);
   }
   last_tokens_ = tokens.view({1, frames, geometry_.grid_h, geometry_.grid_w});
   last_decoded_ = tile_tokenizer_ ? tile_tokenizer_->decode(last_tokens_, noise.scalar_type())
-                                 : tokenizer_->decode(last_tokens_, noise.scalar_type());
+                                  : tokenizer_->decode(last_tokens_, noise.scalar_type());
   return last_decoded_;
 }
 

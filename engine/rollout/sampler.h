@@ -128,7 +128,8 @@ class BlockSampler {
   // The tokens of frames `x0` committed at `frame_start`: the patch codebook's, or a tile
   // model's at the phases `given` ([1, F]; undefined: the sink's from the config, a later
   // frame's the closest).
-  at::Tensor encode_frames(const at::Tensor& x0, int64_t frame_start, const at::Tensor& given) const;
+  at::Tensor encode_frames(const at::Tensor& x0, int64_t frame_start,
+                           const at::Tensor& given) const;
   // The quarters of committed `tokens` ([1, F, h, w]) at `frame_start`, kept as the ones the next
   // commit follows (Note [Quarter tracking]); `given` when defined.
   at::Tensor track_quarters(const at::Tensor& tokens, int64_t frame_start, const at::Tensor& given);
@@ -150,6 +151,7 @@ class BlockSampler {
   // ([h·w, V], 0 or −inf).
   std::unique_ptr<model::TileTokenizer> tile_tokenizer_;
   at::Tensor place_bias_;
+  at::Tensor first_places_;  // [h·w] bool: the places drawn first (the phase)
   model::TokenConfig tokens_;
   at::Tensor last_tokens_, last_decoded_;
   // Note [Quarter tracking]: the last committed frame's quarter ([1]) and tokens ([1, h, w]), and

@@ -53,8 +53,8 @@ ClipBatch make_clip_batch(const ClipSpec& spec, int batch_size, uint64_t seed, i
         record_clip(spec, mix(mix(seed) ^ mix(static_cast<uint64_t>(index) * 4099u + b)));
     if (spec.ground) {
       // RGBA8 HWC -> RGB bytes CHW.
-      const at::Tensor rgba = at::from_blob(const_cast<uint8_t*>(clip.ground_rgba.data()),
-                                            {f, gh, gw, 4}, at::kByte);
+      const at::Tensor rgba =
+          at::from_blob(const_cast<uint8_t*>(clip.ground_rgba.data()), {f, gh, gw, 4}, at::kByte);
       batch.ground[b].copy_(rgba.slice(3, 0, 3).permute({0, 3, 1, 2}));
       batch.origins[b].copy_(at::tensor(clip.origins, at::kLong).view({f, 2}));
     }

@@ -35,11 +35,11 @@ at::Tensor from_own_kind(const at::Tensor& context, const at::Tensor& hit, int64
   const auto longs = at::TensorOptions().dtype(at::kLong);
   const at::Tensor ground_places = tiles.ground.reshape({n}).to(at::kCPU).nonzero().view({-1});
   const at::Tensor frame = at::randint(0, frames, {b, frames * n}, gen, longs);
-  const at::Tensor pick =
-      at::randint(0, ground_places.size(0), {b, frames * n}, gen, longs);
+  const at::Tensor pick = at::randint(0, ground_places.size(0), {b, frames * n}, gen, longs);
   const at::Tensor own_place = at::arange(n, longs).repeat({frames}).view({1, frames * n});
   const at::Tensor is_ground = tiles.ground.reshape({1, n}).to(at::kCPU).repeat({1, frames});
-  const at::Tensor place = at::where(is_ground, ground_places.index_select(0, pick.view({-1})).view({b, frames * n}), own_place);
+  const at::Tensor place = at::where(
+      is_ground, ground_places.index_select(0, pick.view({-1})).view({b, frames * n}), own_place);
   const at::Tensor source = frame * n + place;
   const at::Device device = context.device();
   return at::where(hit.to(device), context.gather(1, source.to(device)), context);
@@ -202,8 +202,8 @@ at::Tensor masked_token_loss(const at::Tensor& logits, const at::Tensor& targets
   const int64_t v = logits.size(-1);
   at::Tensor scores = logits.to(at::kFloat);
   if (allowed.defined()) scores = scores.masked_fill(allowed.logical_not(), -1e9);
-  const at::Tensor nll = at::cross_entropy_loss(scores.reshape({-1, v}),
-                                                targets.reshape({-1}), {}, at::Reduction::None);
+  const at::Tensor nll = at::cross_entropy_loss(scores.reshape({-1, v}), targets.reshape({-1}), {},
+                                                at::Reduction::None);
   const at::Tensor w = weights.reshape({-1});
   return (nll * w).sum() / w.sum().clamp_min(1e-6);
 }

@@ -78,7 +78,8 @@ at::Tensor encode_tile_clips(const model::TileTokenizer& tokenizer, const ClipBa
                              at::Device device, at::Tensor& misses) {
   const at::Tensor frames = clips.frames.to(device);
   const at::Tensor quarters = clips.quarters.to(device);
-  at::Tensor tokens = tokenizer.encode_with_ground(frames, quarters, clips.ground.to(device), &misses);
+  at::Tensor tokens =
+      tokenizer.encode_with_ground(frames, quarters, clips.ground.to(device), &misses);
   tokens.select(1, 0).copy_(
       tokenizer.encode(frames.slice(1, 0, 1), quarters.slice(1, 0, 1)).select(1, 0));
   return tokens;
@@ -88,8 +89,8 @@ at::Tensor encode_tile_clips(const model::TileTokenizer& tokenizer, const ClipBa
 void refuse_patch_only(const TrainConfig& config, const model::ModelConfig& model_config) {
   const auto refuse = [&](bool used, const std::string& field) {
     if (used) {
-      throw Error(config.file, "field '" + field + "': not for a tile model (" +
-                                   model_config.file + " has a tile book)");
+      throw Error(config.file, "field '" + field + "': not for a tile model (" + model_config.file +
+                                   " has a tile book)");
     }
   };
   refuse(config.tokens.own_share > 0.0, "tokens.own_share");
@@ -153,11 +154,12 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
     tokenizer.emplace(*model_config.tokens.codebook, options.device);
     // The cells the sprite or the HUD touch.
     const int patch = model_config.patch_h;
-    overlay_cells = overlay_mask(config.clips.width, config.clips.height)
-                        .view({config.clips.height / patch, patch, config.clips.width / patch, patch})
-                        .any(3)
-                        .any(1)
-                        .to(options.device);
+    overlay_cells =
+        overlay_mask(config.clips.width, config.clips.height)
+            .view({config.clips.height / patch, patch, config.clips.width / patch, patch})
+            .any(3)
+            .any(1)
+            .to(options.device);
   }
   // Note [Own token context]: the steps the model's own walls allow.
   std::optional<OwnStepReader> own_steps;
@@ -257,10 +259,9 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
       drawn_carried_sum += (chosen.view({-1, 1, 1, 1}) & carried).slice(1, 1).sum();
     }
     if (tiles) {
-      tile_places.strip = tile_strip(clips.origins.to(options.device),
-                                     model_config.tokens.tile_book->ground_rows(),
-                                     model_config.tokens.tile_book->ground_cols(),
-                                     model_config.tokens.tile_book->grid_h());
+      tile_places.strip = tile_strip(
+          clips.origins.to(options.device), model_config.tokens.tile_book->ground_rows(),
+          model_config.tokens.tile_book->ground_cols(), model_config.tokens.tile_book->grid_h());
     }
     TokenBatch batch = make_token_batch(
         tokens, actions, positions, config.tokens, model_config.tokens.vocab,

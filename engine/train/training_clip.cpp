@@ -27,15 +27,20 @@ void record_ground(const game::Game& game, Clip& clip) {
   const int32_t y0 = game::floor_div(game.camera_y(), game::kTileSize);
   const size_t bytes = static_cast<size_t>(cols) * rows * game::kTileSize * game::kTileSize * 4;
   clip.ground_rgba.resize(clip.ground_rgba.size() + bytes);
-  game::render_ground(game, x0, y0, cols, rows, clip.ground_rgba.data() + clip.ground_rgba.size() - bytes);
+  game::render_ground(game, x0, y0, cols, rows,
+                      clip.ground_rgba.data() + clip.ground_rgba.size() - bytes);
   clip.origins.push_back(x0);
   clip.origins.push_back(y0);
 }
 
 }  // namespace
 
-int ground_cols(int width) { return width / game::kTileSize + 1; }
-int ground_rows(int height) { return height / game::kTileSize + 1; }
+int ground_cols(int width) {
+  return width / game::kTileSize + 1;
+}
+int ground_rows(int height) {
+  return height / game::kTileSize + 1;
+}
 
 // Note [Clip positions]
 // At play time the attention window holds the sink block (the seeded first frame, at frame

@@ -37,7 +37,8 @@ ClipBatch walk(uint64_t seed, int frames) {
 model::TileBook exact_book(const ClipBatch& clips) {
   model::TileBook book = survey_tile_book(kSide, kSide, 2, 5);
   std::map<std::array<uint8_t, 3>, uint8_t> colour_index;
-  for (size_t i = 0; i < book.colours.size(); ++i) colour_index[book.colours[i]] = static_cast<uint8_t>(i);
+  for (size_t i = 0; i < book.colours.size(); ++i)
+    colour_index[book.colours[i]] = static_cast<uint8_t>(i);
   std::set<std::vector<uint8_t>> known(book.ground.begin(), book.ground.end());
   const at::Tensor ground = clips.ground.contiguous();
   const int64_t rows = ground.size(3) / kTile, cols = ground.size(4) / kTile;
@@ -111,7 +112,8 @@ TEST(TileTokenizer, EveryTokenIsOneItsPlaceAllows) {
   const at::Tensor place = at::arange(90).view({1, 90}).expand_as(tokens);
   EXPECT_TRUE(allowed.index({place, tokens}).all().item<bool>());
   // Each place allows one kind only: ground, phase, a layer's images, or the pad.
-  EXPECT_TRUE(allowed.slice(0, 0, 81).slice(1, 0, tokenizer.book().ground_size()).all().item<bool>());
+  EXPECT_TRUE(
+      allowed.slice(0, 0, 81).slice(1, 0, tokenizer.book().ground_size()).all().item<bool>());
   EXPECT_EQ(allowed[81].sum().item<int64_t>(), 4);
   EXPECT_EQ(allowed[89].sum().item<int64_t>(), 1);
   EXPECT_TRUE(allowed[89][tokenizer.book().pad_id()].item<bool>());
@@ -140,8 +142,7 @@ TEST(TileTokenizer, AFrameTheBookCannotDrawCountsItsMisses) {
 
 TEST(TileStrip, IsTheTilesTheWindowBroughtIn) {
   // A window moving right, then down, then left, then standing.
-  const at::Tensor origins =
-      at::tensor({0, 0, 1, 0, 1, 1, 0, 1, 0, 1}, at::kLong).view({1, 5, 2});
+  const at::Tensor origins = at::tensor({0, 0, 1, 0, 1, 1, 0, 1, 0, 1}, at::kLong).view({1, 5, 2});
   const at::Tensor strip = tile_strip(origins, 9, 9, 10);
   EXPECT_FALSE(strip.select(1, 0).any().item<bool>());
   EXPECT_TRUE(strip[0][1].select(1, 8).slice(0, 0, 9).all().item<bool>());

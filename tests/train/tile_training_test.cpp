@@ -33,30 +33,29 @@ class TileTrainerTest : public ::testing::Test {
     fs::create_directories(dir_);
     book_ = survey_tile_book(kSide, kSide, 4, 1);
     model::write_tile_book((dir_ / "tilebook.txt").string(), book_);
-    nlohmann::json model = {
-        {"name", "tiny-tiles"},
-        {"channels", 3},
-        {"frame", {{"height", kSide}, {"width", kSide}}},
-        {"resolutions", nlohmann::json::object()},
-        {"video_frames_per_frame", 1},
-        {"autoencoder", nullptr},
-        {"patch", {1, 16, 16}},
-        {"frames_per_block", 1},
-        {"hidden", 32},
-        {"layers", 2},
-        {"heads", 2},
-        {"head_dim", 16},
-        {"mlp", 64},
-        {"num_actions", 6},
-        {"freq_dim", 32},
-        {"norm_eps", 1e-6},
-        {"rope_theta", 10000.0},
-        {"sampler", {{"steps", 1}, {"shift", 1.0}, {"context_noise", 0.0}}},
-        {"tokens",
-         {{"codebook", "tilebook.txt"},
-          {"vocab", book_.vocab()},
-          {"passes", 2},
-          {"first_quarter", {1, 1}}}}};
+    nlohmann::json model = {{"name", "tiny-tiles"},
+                            {"channels", 3},
+                            {"frame", {{"height", kSide}, {"width", kSide}}},
+                            {"resolutions", nlohmann::json::object()},
+                            {"video_frames_per_frame", 1},
+                            {"autoencoder", nullptr},
+                            {"patch", {1, 16, 16}},
+                            {"frames_per_block", 1},
+                            {"hidden", 32},
+                            {"layers", 2},
+                            {"heads", 2},
+                            {"head_dim", 16},
+                            {"mlp", 64},
+                            {"num_actions", 6},
+                            {"freq_dim", 32},
+                            {"norm_eps", 1e-6},
+                            {"rope_theta", 10000.0},
+                            {"sampler", {{"steps", 1}, {"shift", 1.0}, {"context_noise", 0.0}}},
+                            {"tokens",
+                             {{"codebook", "tilebook.txt"},
+                              {"vocab", book_.vocab()},
+                              {"passes", 2},
+                              {"first_quarter", {1, 1}}}}};
     std::ofstream(dir_ / "model.json") << model.dump(2);
     config_.file = (dir_ / "run.json").string();
     config_.model_config = (dir_ / "model.json").string();
