@@ -11,7 +11,8 @@
 # logs only (a state too large for the returned files stays on the warm machine). With WORLD_RUNS
 # (RUNS as tools/gpu_world.sh takes them, "WEIGHTS=run/model" for the trained weights), the world
 # metric runs after training within BUDGET, on the exported model given PLAY_CONFIG's play
-# settings (default: the bundled model's config), so one call trains and judges a trial.
+# settings (default: the bundled model's config; "exported": the trained one's own), so one call
+# trains and judges a trial.
 set -u
 source tools/device_env.sh
 BUDGET=${1:-300}
@@ -47,8 +48,10 @@ done
 kill $SMI
 tail -2 run/log.jsonl | tee -a "$OUT/train_summary.txt"
 if [ -n "${WORLD_RUNS:-}" ]; then
-  # The exported config is the training one; play reads its policy and sampler from this one.
-  cp "${PLAY_CONFIG:-assets/models/game-tokens/config.json}" run/model/config.json
+  # The exported config is the training one; play reads its policy and sampler from this one
+  # (PLAY_CONFIG=exported: the training one).
+  [ "${PLAY_CONFIG:-}" = exported ] ||
+    cp "${PLAY_CONFIG:-assets/models/game-tokens/config.json}" run/model/config.json
   RUNS="$WORLD_RUNS" bash tools/gpu_world.sh | tee -a "$OUT/train_summary.txt"
   rm -rf "$OUT/res"  # world.tar holds it: the returned files stay few
 fi

@@ -106,6 +106,18 @@ void paint_tile(Tile tile, uint64_t seed, int32_t x, int32_t y, uint64_t frame_i
   }
 }
 
+void render_ground(const Game& game, int32_t x0, int32_t y0, int cols, int rows, uint8_t* rgba) {
+  const Canvas canvas{rgba, cols * kTileSize, rows * kTileSize};
+  uint32_t texture[kTexels];
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c) {
+      paint_tile(game.tile_at(x0 + c, y0 + r), game.seed(), x0 + c, y0 + r, game.frame_index(),
+                 texture);
+      canvas.blit(texture, kTileSize, kTileSize, c * kTileSize, r * kTileSize);
+    }
+  }
+}
+
 void render_frame(const Game& game, uint8_t* rgba) {
   const Canvas canvas{rgba, game.width(), game.height()};
   const int camera_x = game.camera_x(), camera_y = game.camera_y();

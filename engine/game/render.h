@@ -16,4 +16,8 @@ void render_frame(const Game& game, uint8_t* rgba);
 void paint_tile(Tile tile, uint64_t seed, int32_t x, int32_t y, uint64_t frame_index,
                 uint32_t* texture);
 
+// The ground of `game` as it is now, with no sprite or HUD over it: the `cols` x `rows` tiles
+// from tile (x0, y0), whole, into `rgba` (cols·16 x rows·16 pixels, 4 bytes each).
+void render_ground(const Game& game, int32_t x0, int32_t y0, int cols, int rows, uint8_t* rgba);
+
 }  // namespace wc::game

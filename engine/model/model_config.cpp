@@ -55,6 +55,51 @@ std::string config_file_path(ObjectReader& reader, const std::string& field,
   return target.string();
 }
 
+// Note [Tile tokens]: the rest of "tokens" for a tile book `text` read from `path`: the book
+// must fit the model (its tile side the patch, its frame the model's, its ids the vocab) and the
+// sink's quarter is given ("first_quarter": [row, column]).
+TokenConfig read_tile_tokens(ObjectReader& reader, const ModelConfig& config,
+                             const std::string& path, const std::string& text, TokenConfig tokens) {
+  TileBook book;
+  try {
+    book = parse_tile_book(text, path);
+  } catch (const Error& error) {
+    reader.fail(reader.field_path("codebook"), error.what());
+  }
+  if (book.tile != config.patch_h) {
+    reader.fail(reader.field_path("codebook"), path + " holds " + std::to_string(book.tile) +
+                                                   "-pixel tiles, the model's " + "patches are " +
+                                                   std::to_string(config.patch_h));
+  }
+  if (book.frame_width != config.frame.width || book.frame_height != config.frame.height ||
+      !config.resolutions.empty()) {
+    reader.fail(reader.field_path("codebook"),
+                path + " is for " + std::to_string(book.frame_height) + "x" +
+                    std::to_string(book.frame_width) + " frames, the model's are " +
+                    std::to_string(config.frame.height) + "x" + std::to_string(config.frame.width) +
+                    " (and a tile model has no resolutions)");
+  }
+  if (book.vocab() != tokens.vocab) {
+    reader.fail(reader.field_path("vocab"), std::to_string(tokens.vocab) + " differs from the " +
+                                                std::to_string(book.vocab()) + " tokens of " +
+                                                path);
+  }
+  if (!config.tile_quarters.empty()) {
+    reader.fail("tile_quarters", "a tile model's phase is a token (Note [Tile tokens])");
+  }
+  if (tokens.tile_passes || tokens.drawn_quarters) {
+    reader.fail(reader.field_path(tokens.tile_passes ? "tile_passes" : "drawn_quarters"),
+                "is for a patch model: a tile model draws whole tiles");
+  }
+  if (tokens.first_quarter.empty()) {
+    reader.fail(reader.field_path("first_quarter"),
+                "required for a tile model: the tile quarter [row, column] its sink frame shows "
+                "at the top left");
+  }
+  tokens.tile_book = std::make_shared<const TileBook>(std::move(book));
+  return tokens;
+}
+
 // Note [Patch tokens]: {"codebook": "codebook.txt", "vocab": 8192, "passes": 3,
 // "temperature": 1.0, "top_p": 1.0, "sure": 0.9, "tile_passes": false, "drawn_quarters": false}; a
 // token model is one RGB frame per block whose patches are the codebook's, with nothing of the
@@ -75,6 +120,7 @@ TokenConfig read_tokens(ObjectReader& parent, const ModelConfig& config,
   if (reader.has("sure")) tokens.sure = reader.number("sure", TokenConfig::kMinSure, 1.0);
   if (reader.has("tile_passes")) tokens.tile_passes = reader.boolean("tile_passes");
   if (reader.has("drawn_quarters")) tokens.drawn_quarters = reader.boolean("drawn_quarters");
+  if (reader.has("first_quarter")) tokens.first_quarter = reader.integers("first_quarter", 2, 0, 1);
   reader.reject_unknown();
   if (tokens.drawn_quarters && config.tile_quarters.empty()) {
     reader.fail(key + ".drawn_quarters", "needs \"tile_quarters\" (Note [Drawn quarters])");
@@ -89,9 +135,20 @@ TokenConfig read_tokens(ObjectReader& parent, const ModelConfig& config,
     reader.fail("sampler.context_noise", "must be 0 for a token model: it commits its tokens");
   }
   const std::filesystem::path path(config_file_path(reader, "codebook", tokens.file, confined_to));
+  std::string text;
+  try {
+    text = read_bounded_file(path.string(), std::max(kMaxCodebookBytes, kMaxTileBookBytes),
+                             "codebook");
+  } catch (const Error& error) {
+    reader.fail(reader.field_path("codebook"), error.what());
+  }
+  if (is_tile_book_text(text)) return read_tile_tokens(reader, config, path.string(), text, tokens);
+  if (!tokens.first_quarter.empty()) {
+    reader.fail(reader.field_path("first_quarter"), "is for a tile model (Note [Tile tokens])");
+  }
   Codebook book;
   try {
-    book = read_codebook(path.string());
+    book = parse_codebook(text, path.string());
   } catch (const Error& error) {
     reader.fail(reader.field_path("codebook"), error.what());
   }
@@ -133,6 +190,13 @@ void check_policies(const ModelConfig& config, ObjectReader& reader) {
 }  // namespace
 
 void ModelConfig::check_frame_size(const FrameSize& size) const {
+  if (tokens.tiles() && (size.width != tokens.tile_book->frame_width ||
+                         size.height != tokens.tile_book->frame_height)) {
+    throw Error(file.empty() ? name : file,
+                "frame size " + std::to_string(size.height) + "x" + std::to_string(size.width) +
+                    " is not the " + std::to_string(tokens.tile_book->frame_height) + "x" +
+                    std::to_string(tokens.tile_book->frame_width) + " of its tile book");
+  }
   if (size.height <= 0 || size.width <= 0 || size.height % patch_h != 0 ||
       size.width % patch_w != 0) {
     throw Error(file.empty() ? name : file,
@@ -386,6 +450,7 @@ nlohmann::json model_config_to_json(const ModelConfig& config) {
                      {"sure", config.tokens.sure},
                      {"tile_passes", config.tokens.tile_passes},
                      {"drawn_quarters", config.tokens.drawn_quarters}};
+    if (config.tokens.tiles()) out["tokens"]["first_quarter"] = config.tokens.first_quarter;
   }
   if (!config.policies.empty()) out["policies"] = config.policies;
   if (config.default_policy != "dense") out["default_policy"] = config.default_policy;

@@ -12,6 +12,7 @@
 
 #include "engine/core/safetensors.h"
 #include "engine/model/codebook.h"
+#include "engine/model/tile_book.h"
 
 namespace wc::model {
 
@@ -62,7 +63,13 @@ struct TokenConfig {
   // scrolled to (a model trained so; needs "tile_quarters").
   bool drawn_quarters = false;
   std::shared_ptr<const Codebook> codebook;
+  // Note [Tile tokens]: a "codebook" that is a tile book makes a tile model: its tokens are whole
+  // tiles and layers (null for a patch model), and the sink frame shows the tile quarter
+  // `first_quarter` (row, column) at its top left, where the game starts its camera.
+  std::shared_ptr<const TileBook> tile_book;
+  std::vector<int> first_quarter;
   bool active() const { return vocab > 0; }
+  bool tiles() const { return tile_book != nullptr; }
   static constexpr int kMaxPasses = 16;
   static constexpr double kMinSure = 1e-6;
   static constexpr double kMinTemperature = 1e-3, kMaxTemperature = 100.0;
@@ -136,9 +143,15 @@ struct ModelConfig {
   // What the output head puts out per token: a patch of the frame's channels, or a token model's
   // logits over its codebook.
   int output_patch_dim() const { return tokens.active() ? tokens.vocab : patch_dim(); }
-  int grid_h(const FrameSize& size) const { return size.height / patch_h; }
-  int grid_w(const FrameSize& size) const { return size.width / patch_w; }
-  // Throws wc::Error naming the file when `size` is not a whole number of patches.
+  // A tile model's grid is its window of tiles and the overlay row (Note [Tile tokens]).
+  int grid_h(const FrameSize& size) const {
+    return size.height / patch_h + (tokens.tiles() ? 2 : 0);
+  }
+  int grid_w(const FrameSize& size) const {
+    return size.width / patch_w + (tokens.tiles() ? 1 : 0);
+  }
+  // Throws wc::Error naming the file when `size` is not a whole number of patches, or for a tile
+  // model not its book's frame.
   void check_frame_size(const FrameSize& size) const;
   // The frame size called `resolution` ("" = the default frame); throws naming the known ones.
   FrameSize resolve(const std::string& resolution) const;

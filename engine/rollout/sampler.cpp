@@ -1,6 +1,8 @@
 // See sampler.h.
 #include "engine/rollout/sampler.h"
 
+#include <limits>
+
 #include <torch/autograd.h>
 
 #include "engine/core/error.h"
@@ -32,7 +34,19 @@ BlockSampler::BlockSampler(model::CausalDiTImpl& model, attention::AttentionPoli
   geometry_.grid_w = config.grid_w(size);
   const at::Device device = model.device();
   tokens_ = config.tokens;
-  if (tokens_.active()) {
+  if (tokens_.tiles()) {
+    tile_tokenizer_ = std::make_unique<model::TileTokenizer>(*tokens_.tile_book, device);
+    place_bias_ = at::zeros(tile_tokenizer_->allowed().sizes(), at::TensorOptions().device(device))
+                      .masked_fill(tile_tokenizer_->allowed().logical_not(),
+                                   -std::numeric_limits<float>::infinity())
+                      .to(model.dtype());
+    // Note [Tile tokens]: the phase first, so the ground drawn after it knows whether the window
+    // moved.
+    first_places_ =
+        at::zeros({place_bias_.size(0)}, at::TensorOptions().dtype(at::kBool).device(device));
+    first_places_[tokens_.tile_book->ground_rows() * tokens_.tile_book->ground_cols()].fill_(true);
+    set_token_schedule();
+  } else if (tokens_.active()) {
     tokenizer_ = std::make_unique<model::Tokenizer>(*tokens_.codebook, device);
     set_token_schedule();
   }
@@ -140,7 +154,8 @@ at::Tensor BlockSampler::generate(const at::Tensor& noise, const at::Tensor& act
 at::Tensor BlockSampler::run_denoise(const at::Tensor& noise, const at::Tensor& actions,
                                      int64_t block_index, int64_t frame_start,
                                      const at::Tensor& reference, const model::RopeRotation* rope) {
-  if (tokenizer_) return run_token_denoise(noise, actions, block_index, frame_start, rope);
+  if (tokenizer_ || tile_tokenizer_)
+    return run_token_denoise(noise, actions, block_index, frame_start, rope);
   const model::PredictionConfig& prediction = model_.config().prediction;
   if (prediction.previous_frame_skip && !reference.defined()) {
     throw Error(model_.config().name,
@@ -200,23 +215,37 @@ at::Tensor BlockSampler::run_token_denoise(const at::Tensor& noise, const at::Te
           tokens_.drawn_quarters && followed.defined() ? followed : at::full_like(actions, -1);
     }
     const double t = schedule_[static_cast<size_t>(k)];
-    const at::Tensor logits =
+    at::Tensor logits =
         model_.forward_block(batch, policy_, step_info(block_index, k, t, /*clean=*/false));
+    if (place_bias_.defined()) logits = logits + place_bias_.to(logits.scalar_type());
     // Note [Tile passes]: the first pass takes the committed frame's grid.
     PassTiles tiles;
     if (tokens_.tile_passes && quarter_.defined()) {
       tiles.quarter = followed.defined() ? followed : quarter_.view({1, 1}).expand({1, frames});
       tiles.grid_w = geometry_.grid_w;
     }
-    MaskedPass pass =
-        masked_pass(tokens, logits, uniforms.select(0, k), mask_id, tokens_.temperature,
-                    tokens_.top_p, tokens_.sure, stay_share(k, tokens_.passes), unsure, tiles);
+    MaskedPass pass = masked_pass(tokens, logits, uniforms.select(0, k), mask_id,
+                                  tokens_.temperature, tokens_.top_p, tokens_.sure,
+                                  stay_share(k, tokens_.passes), unsure, tiles, first_places_);
     tokens = std::move(pass.tokens);
     unsure = std::move(pass.unsure);
   }
   last_tokens_ = tokens.view({1, frames, geometry_.grid_h, geometry_.grid_w});
-  last_decoded_ = tokenizer_->decode(last_tokens_, noise.scalar_type());
+  last_decoded_ = tile_tokenizer_ ? tile_tokenizer_->decode(last_tokens_, noise.scalar_type())
+                                  : tokenizer_->decode(last_tokens_, noise.scalar_type());
   return last_decoded_;
+}
+
+at::Tensor BlockSampler::encode_frames(const at::Tensor& x0, int64_t frame_start,
+                                       const at::Tensor& given) const {
+  if (!tile_tokenizer_) return tokenizer_->encode(x0);
+  at::Tensor quarters = given;
+  if (!quarters.defined() && frame_start == 0 && x0.size(1) == 1) {
+    const std::vector<int>& first = tokens_.first_quarter;
+    quarters = at::full({1, 1}, first[0] * 2 + first[1],
+                        at::TensorOptions().dtype(at::kLong).device(x0.device()));
+  }
+  return tile_tokenizer_->encode(x0, quarters);
 }
 
 at::Tensor BlockSampler::track_quarters(const at::Tensor& tokens, int64_t frame_start,
@@ -267,12 +296,12 @@ void BlockSampler::run_commit(const at::Tensor& x0, const at::Tensor& actions, i
                               int64_t frame_start, const at::Tensor& context_eps,
                               const model::RopeRotation* rope, bool device_only,
                               const at::Tensor& quarters) {
-  if (tokenizer_) {
+  if (tokenizer_ || tile_tokenizer_) {
     // The frame just drawn commits its own tokens; any other (a seed frame, a re-commit) is
-    // encoded, exactly for frames made of codebook patches (Note [Patch tokens]).
+    // encoded, exactly for frames made of codebook entries (Notes [Patch tokens], [Tile tokens]).
     const at::Tensor tokens = last_decoded_.defined() && x0.is_same(last_decoded_)
                                   ? last_tokens_
-                                  : tokenizer_->encode(x0);
+                                  : encode_frames(x0, frame_start, quarters);
     const at::Tensor levels = at::zeros({1, x0.size(1)}, at::TensorOptions().device(x0.device()));
     model::FrameBatch batch{tokens, levels, actions, frame_start, at::Tensor()};
     batch.rope = rope;

@@ -15,6 +15,7 @@
 #include "engine/attention/attention_policy.h"
 #include "engine/model/model_config.h"
 #include "engine/model/ops.h"
+#include "engine/model/tile_tokenizer.h"
 #include "engine/model/tokenizer.h"
 #include "engine/rollout/block_graph.h"
 
@@ -124,6 +125,11 @@ class BlockSampler {
                   int64_t frame_start, const at::Tensor& context_eps,
                   const model::RopeRotation* rope, bool device_only,
                   const at::Tensor& quarters = at::Tensor());
+  // The tokens of frames `x0` committed at `frame_start`: the patch codebook's, or a tile
+  // model's at the phases `given` ([1, F]; undefined: the sink's from the config, a later
+  // frame's the closest).
+  at::Tensor encode_frames(const at::Tensor& x0, int64_t frame_start,
+                           const at::Tensor& given) const;
   // The quarters of committed `tokens` ([1, F, h, w]) at `frame_start`, kept as the ones the next
   // commit follows (Note [Quarter tracking]); `given` when defined.
   at::Tensor track_quarters(const at::Tensor& tokens, int64_t frame_start, const at::Tensor& given);
@@ -141,6 +147,11 @@ class BlockSampler {
   // and passes, and the tokens of the last frame run_token_denoise decoded (with that frame), so
   // committing it needs no encode.
   std::unique_ptr<model::Tokenizer> tokenizer_;
+  // A tile model's (Note [Tile tokens]) instead, with its places' allowed tokens as a logit bias
+  // ([h·w, V], 0 or −inf).
+  std::unique_ptr<model::TileTokenizer> tile_tokenizer_;
+  at::Tensor place_bias_;
+  at::Tensor first_places_;  // [h·w] bool: the places drawn first (the phase)
   model::TokenConfig tokens_;
   at::Tensor last_tokens_, last_decoded_;
   // Note [Quarter tracking]: the last committed frame's quarter ([1]) and tokens ([1, h, w]), and

@@ -69,7 +69,7 @@ at::Tensor surest_in_tile(const at::Tensor& candidate, const at::Tensor& score,
 MaskedPass masked_pass(const at::Tensor& tokens, const at::Tensor& logits,
                        const at::Tensor& uniforms, int64_t mask_id, double temperature,
                        double top_p, double sure, double stay_share, const at::Tensor& unsure,
-                       const PassTiles& tiles) {
+                       const PassTiles& tiles, const at::Tensor& first) {
   at::Tensor probs = at::softmax(logits.to(at::kFloat) / temperature, -1);
   if (top_p < 1.0) {
     const auto [sorted, order] = probs.sort(-1, /*descending=*/true);
@@ -84,6 +84,11 @@ MaskedPass masked_pass(const at::Tensor& tokens, const at::Tensor& logits,
   // there (Note [Masked sampling]); shown tokens score above any, so they stay shown.
   at::Tensor confidence =
       at::where(masked, std::get<0>(probs.max(-1)), at::full({}, 2.0f, probs.options()));
+  // The places drawn first rank above every draw and count as sure.
+  if (first.defined()) {
+    confidence = at::where(first.to(masked.device()).view({1, 1, -1}) & masked,
+                           at::full({}, 1.5f, probs.options()), confidence);
+  }
   // Shown tokens count as sure; with sure = 1 no draw is.
   const at::Tensor is_sure = sure < 1.0 ? confidence >= sure : ~masked;
   MaskedPass out;

@@ -81,6 +81,9 @@ struct PassTiles {
   at::Tensor quarter;  // [B, F] int64: each frame's top-left quarter, −1 where not known
   int64_t grid_w = 0;  // tokens per row
 };
+// Places a frame draws before its others (Note [Tile tokens]: a tile model's phase, which says
+// whether its window moved) are `first` ([N] bool, optional): shown in the pass that draws them,
+// as a sure place is, so the places drawn after them know them.
 struct MaskedPass {
   at::Tensor tokens;  // [B, F, N] after the pass
   at::Tensor unsure;  // [B, F] int64: the `unsure` the later passes take
@@ -88,7 +91,7 @@ struct MaskedPass {
 MaskedPass masked_pass(const at::Tensor& tokens, const at::Tensor& logits,
                        const at::Tensor& uniforms, int64_t mask_id, double temperature,
                        double top_p, double sure, double stay_share, const at::Tensor& unsure,
-                       const PassTiles& tiles = {});
+                       const PassTiles& tiles = {}, const at::Tensor& first = {});
 
 // Note [Tile passes]: the masked unsure places of `candidate` ([B, F, N] bool) that are the surest
 // candidates of their tile by `score` ([B, F, N] double, distinct), the grid given by `tiles`.

@@ -4,8 +4,12 @@
 #include <exception>
 #include <utility>
 
+#include "engine/game/world.h"
+
 namespace wc::train {
 namespace {
+
+constexpr int64_t kTile = game::kTileSize;
 
 uint64_t mix(uint64_t x) {  // splitmix64: independent seeds from consecutive integers
   x += 0x9E3779B97F4A7C15ull;
@@ -38,9 +42,22 @@ ClipBatch make_clip_batch(const ClipSpec& spec, int batch_size, uint64_t seed, i
   int64_t* actions = batch.actions.data_ptr<int64_t>();
   int64_t* positions = batch.positions.data_ptr<int64_t>();
   int64_t* quarters = batch.quarters.data_ptr<int64_t>();
+  const int64_t gh = int64_t{ground_rows(spec.height)} * kTile,
+                gw = int64_t{ground_cols(spec.width)} * kTile;
+  if (spec.ground) {
+    batch.ground = at::empty({batch_size, f, 3, gh, gw}, at::kByte);
+    batch.origins = at::empty({batch_size, f, 2}, at::kLong);
+  }
   for (int b = 0; b < batch_size; ++b) {
     const Clip clip =
         record_clip(spec, mix(mix(seed) ^ mix(static_cast<uint64_t>(index) * 4099u + b)));
+    if (spec.ground) {
+      // RGBA8 HWC -> RGB bytes CHW.
+      const at::Tensor rgba =
+          at::from_blob(const_cast<uint8_t*>(clip.ground_rgba.data()), {f, gh, gw, 4}, at::kByte);
+      batch.ground[b].copy_(rgba.slice(3, 0, 3).permute({0, 3, 1, 2}));
+      batch.origins[b].copy_(at::tensor(clip.origins, at::kLong).view({f, 2}));
+    }
     // RGBA8 HWC -> float CHW in [−1, 1], the encoding of rollout::encode_rgba.
     for (int64_t i = 0; i < f; ++i) {
       const uint8_t* src = clip.rgba.data() + i * h * w * 4;

@@ -23,6 +23,10 @@ struct ClipBatch {
   at::Tensor actions;    // [B, F] int64
   at::Tensor positions;  // [B, F] int64 absolute frame indices
   at::Tensor quarters;   // [B, F] int64 top-left tile quarters (Note [Tile quarters], dit.h)
+  // With ClipSpec::ground: [B, F, 3, rows·16, cols·16] uint8 RGB of each frame's ground window
+  // and [B, F, 2] int64 the tile (x, y) at its top left (training_clip.h); else undefined.
+  at::Tensor ground;
+  at::Tensor origins;
 };
 
 // The batch's frames as the RGB bytes the game drew ([B, F, H, W, 3] uint8, contiguous): frames

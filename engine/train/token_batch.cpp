@@ -26,7 +26,45 @@ at::Tensor from_elsewhere_in_clip(const at::Tensor& context, const at::Tensor& h
   return at::where(hit.to(device), context.gather(1, source.to(device)), context);
 }
 
+// Note [Tile tokens]: `context` ([B, F·n]) with each place of `hit` holding instead a token of its
+// own kind drawn from `gen`: a ground place a tile from any frame's ground, an overlay place its
+// own place in any frame.
+at::Tensor from_own_kind(const at::Tensor& context, const at::Tensor& hit, int64_t frames,
+                         const TilePlaces& tiles, at::Generator& gen) {
+  const int64_t b = context.size(0), n = context.size(1) / frames;
+  const auto longs = at::TensorOptions().dtype(at::kLong);
+  const at::Tensor ground_places = tiles.ground.reshape({n}).to(at::kCPU).nonzero().view({-1});
+  const at::Tensor frame = at::randint(0, frames, {b, frames * n}, gen, longs);
+  const at::Tensor pick = at::randint(0, ground_places.size(0), {b, frames * n}, gen, longs);
+  const at::Tensor own_place = at::arange(n, longs).repeat({frames}).view({1, frames * n});
+  const at::Tensor is_ground = tiles.ground.reshape({1, n}).to(at::kCPU).repeat({1, frames});
+  const at::Tensor place = at::where(
+      is_ground, ground_places.index_select(0, pick.view({-1})).view({b, frames * n}), own_place);
+  const at::Tensor source = frame * n + place;
+  const at::Device device = context.device();
+  return at::where(hit.to(device), context.gather(1, source.to(device)), context);
+}
+
 }  // namespace
+
+at::Tensor tile_strip(const at::Tensor& origins, int64_t rows, int64_t cols, int64_t grid_h) {
+  const int64_t b = origins.size(0), f = origins.size(1);
+  at::Tensor strip = at::zeros({b, f, grid_h, cols}, origins.options().dtype(at::kBool));
+  if (f < 2) return strip;
+  const at::Tensor step = origins.slice(1, 1) - origins.slice(1, 0, f - 1);  // [B, F − 1, 2]
+  const at::Tensor dx = step.select(2, 0).view({b, f - 1, 1, 1});
+  const at::Tensor dy = step.select(2, 1).view({b, f - 1, 1, 1});
+  const auto opts = strip.options();
+  at::Tensor col = at::arange(cols, origins.options()).view({1, 1, 1, cols});
+  at::Tensor row = at::arange(grid_h, origins.options()).view({1, 1, grid_h, 1});
+  const at::Tensor ground = (row < rows);
+  // A step moves the window a tile at most; a larger move (the walk a clip skips) brings in no
+  // strip.
+  const at::Tensor in = ((dx == 1) & (col == cols - 1)) | ((dx == -1) & (col == 0)) |
+                        ((dy == 1) & (row == rows - 1)) | ((dy == -1) & (row == 0));
+  strip.slice(1, 1).copy_((in & ground).to(opts.dtype()));
+  return strip;
+}
 
 at::Tensor scrolled_in(const at::Tensor& tokens) {
   const at::NoGradGuard no_grad;
@@ -49,7 +87,8 @@ at::Tensor scrolled_in(const at::Tensor& tokens) {
 TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
                             const at::Tensor& positions, const TokenSpec& spec, int64_t vocab,
                             double action_dropout, int64_t dropped_action, uint64_t seed,
-                            const at::Tensor& overlay_cells, const OwnContext* own) {
+                            const at::Tensor& overlay_cells, const OwnContext* own,
+                            const TilePlaces* tiles) {
   const at::NoGradGuard no_grad;
   const at::Device device = tokens.device();
   const int64_t b = tokens.size(0), f = tokens.size(1), h = tokens.size(2), w = tokens.size(3);
@@ -85,7 +124,8 @@ TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
     const at::Tensor level = at::rand({b, 1}, gen, cpu_float) * spec.max_corrupt;
     at::Tensor hit = (at::rand({b, f * n}, gen, cpu_float) < level) & corrupt_clip;
     hit.slice(1, 0, n).fill_(false);
-    context = from_elsewhere_in_clip(context, hit, gen);
+    context = tiles != nullptr ? from_own_kind(context, hit, f, *tiles, gen)
+                               : from_elsewhere_in_clip(context, hit, gen);
   }
   // Note [Overlay corruption]: from its own generator, so a spec without it draws as before.
   if (spec.overlay_corrupt_share > 0.0 && overlay_cells.defined()) {
@@ -97,7 +137,8 @@ TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
     const at::Tensor frames = at::arange(f, at::TensorOptions().dtype(at::kLong)).view({1, f, 1});
     const at::Tensor cells = overlay_cells.to(at::kCPU, at::kBool).reshape({1, 1, n});
     const at::Tensor hit = (chosen & (frames >= first) & cells).reshape({b, f * n});
-    context = from_elsewhere_in_clip(context, hit, overlay_gen);
+    context = tiles != nullptr ? from_own_kind(context, hit, f, *tiles, overlay_gen)
+                               : from_elsewhere_in_clip(context, hit, overlay_gen);
   }
 
   // The masked copies: a share r = cos(π/2·u) of each frame's tokens, at least one.
@@ -119,12 +160,17 @@ TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
   batch.input.head_first_frame = static_cast<int>(f);
   batch.stream = model::MaskedStream{static_cast<int>(f), batch.noisy, static_cast<int>(n)};
   batch.targets = truth;
-  const at::Tensor strip = scrolled_in(tokens).index_select(1, noisy_index).reshape({b, m, n});
+  const at::Tensor strip = (tiles != nullptr ? tiles->strip : scrolled_in(tokens))
+                               .index_select(1, noisy_index)
+                               .reshape({b, m, n});
   batch.weights =
       masked.to(at::kFloat) * (1.0 + (spec.new_ground_weight - 1.0) * strip.to(at::kFloat));
   if (own != nullptr) {
     batch.weights =
         batch.weights * own->scored.index_select(1, noisy_index).reshape({b, m, n}).to(at::kFloat);
+  }
+  if (tiles != nullptr) {
+    batch.weights = batch.weights * tiles->scored.to(device, at::kFloat).reshape({1, 1, n});
   }
   if (overlay_cells.defined() && spec.overlay_weight != 1.0) {
     const at::Tensor overlay = overlay_cells.to(device, at::kFloat).reshape({1, 1, n});
@@ -152,10 +198,12 @@ at::Tensor stream_quarters(const at::Tensor& quarters, const std::vector<int>& n
 }
 
 at::Tensor masked_token_loss(const at::Tensor& logits, const at::Tensor& targets,
-                             const at::Tensor& weights) {
+                             const at::Tensor& weights, const at::Tensor& allowed) {
   const int64_t v = logits.size(-1);
-  const at::Tensor nll = at::cross_entropy_loss(logits.reshape({-1, v}).to(at::kFloat),
-                                                targets.reshape({-1}), {}, at::Reduction::None);
+  at::Tensor scores = logits.to(at::kFloat);
+  if (allowed.defined()) scores = scores.masked_fill(allowed.logical_not(), -1e9);
+  const at::Tensor nll = at::cross_entropy_loss(scores.reshape({-1, v}), targets.reshape({-1}), {},
+                                                at::Reduction::None);
   const at::Tensor w = weights.reshape({-1});
   return (nll * w).sum() / w.sum().clamp_min(1e-6);
 }

@@ -62,6 +62,20 @@ struct TokenBatch {
   std::vector<int> noisy;      // each masked frame's index in the clip, ascending
 };
 
+// A tile model's places (Note [Tile tokens], engine/model/tile_tokenizer.h): `strip` ([B, F, h,
+// w] bool) the tiles each frame's window brought in (tile_strip), `scored` ([h, w] bool) the
+// places the loss scores, `ground` ([h, w] bool) the ground's places. Corruption then replaces a
+// place with one of its own kind: a ground place with a tile from anywhere in the clip, an
+// overlay place with what the same place holds in another frame.
+struct TilePlaces {
+  at::Tensor strip, scored, ground;
+};
+
+// The tiles each frame's window brought in ([B, F, grid_h, grid_w] bool over a ground of `rows`
+// x `cols` places; frame 0 has none) from the window's top-left tile of each frame (`origins`
+// [B, F, 2] int64, x then y): the column or row on the side it moved to, where it moved one tile.
+at::Tensor tile_strip(const at::Tensor& origins, int64_t rows, int64_t cols, int64_t grid_h);
+
 // The step shifts and their reading live with the tile quarters that follow them (tile_quarters.h).
 using model::kStepShifts;
 using model::step_shifts;
@@ -81,7 +95,7 @@ TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
                             const at::Tensor& positions, const TokenSpec& spec, int64_t vocab,
                             double action_dropout, int64_t dropped_action, uint64_t seed,
                             const at::Tensor& overlay_cells = at::Tensor(),
-                            const OwnContext* own = nullptr);
+                            const OwnContext* own = nullptr, const TilePlaces* tiles = nullptr);
 
 // Note [Drawn quarters]
 // A frame being drawn has no quarters in its first pass: whether its view scrolls is what the
@@ -100,8 +114,9 @@ TokenBatch make_token_batch(const at::Tensor& tokens, const at::Tensor& actions,
 at::Tensor stream_quarters(const at::Tensor& quarters, const std::vector<int>& noisy,
                            const at::Tensor& known = at::Tensor());
 
-// The weighted mean cross-entropy of `logits` ([B, M, N, V]) at `targets` with `weights`.
+// The weighted mean cross-entropy of `logits` ([B, M, N, V]) at `targets` with `weights`, each
+// place's distribution over the tokens `allowed` it ([N, V] bool, optional: all).
 at::Tensor masked_token_loss(const at::Tensor& logits, const at::Tensor& targets,
-                             const at::Tensor& weights);
+                             const at::Tensor& weights, const at::Tensor& allowed = at::Tensor());
 
 }  // namespace wc::train

@@ -14,6 +14,7 @@
 #include "engine/core/log.h"
 #include "engine/core/timing.h"
 #include "engine/model/dit.h"
+#include "engine/model/tile_tokenizer.h"
 #include "engine/model/tokenizer.h"
 #include "engine/model/weights.h"
 #include "engine/train/clip_stream.h"
@@ -71,6 +72,32 @@ void load_adding_tile_quarters(model::CausalDiTImpl& model, const std::string& d
   }
 }
 
+// Note [Tile tokens]: a batch's tokens, the ground whole from the game's ground windows; the sink
+// frame encoded from its pixels alone, as play encodes it (the tiles it hides are the mask).
+at::Tensor encode_tile_clips(const model::TileTokenizer& tokenizer, const ClipBatch& clips,
+                             at::Device device, at::Tensor& misses) {
+  const at::Tensor frames = clips.frames.to(device);
+  const at::Tensor quarters = clips.quarters.to(device);
+  at::Tensor tokens =
+      tokenizer.encode_with_ground(frames, quarters, clips.ground.to(device), &misses);
+  tokens.select(1, 0).copy_(
+      tokenizer.encode(frames.slice(1, 0, 1), quarters.slice(1, 0, 1)).select(1, 0));
+  return tokens;
+}
+
+// Note [Tile tokens]: what only a patch model trains with, refused for a tile model.
+void refuse_patch_only(const TrainConfig& config, const model::ModelConfig& model_config) {
+  const auto refuse = [&](bool used, const std::string& field) {
+    if (used) {
+      throw Error(config.file, "field '" + field + "': not for a tile model (" + model_config.file +
+                                   " has a tile book)");
+    }
+  };
+  refuse(config.tokens.own_share > 0.0, "tokens.own_share");
+  refuse(config.tokens.drawn_share > 0.0, "tokens.drawn_share");
+  refuse(config.tokens.drawn_quarters_share > 0.0, "tokens.drawn_quarters_share");
+}
+
 }  // namespace
 
 TrainReport train_token_model(const TrainConfig& config, const model::ModelConfig& model_config,
@@ -89,6 +116,8 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
                 "field 'noise.dropped_action': must be below the model's num_actions (" +
                     std::to_string(model_config.num_actions) + ")");
   }
+  const bool tiles = model_config.tokens.tiles();
+  if (tiles) refuse_patch_only(config, model_config);
   if (config.tokens.drawn_quarters_share > 0.0 && model_config.tile_quarters.empty()) {
     throw Error(config.file,
                 "field 'tokens.drawn_quarters_share': needs a model with tile quarters (" +
@@ -112,24 +141,38 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
   report.first_step = progress.step;
   report.model_dir = model_dir;
 
-  const model::Tokenizer tokenizer(*model_config.tokens.codebook, options.device);
-  // The cells the sprite or the HUD touch (TokenSpec::overlay_weight).
-  const int patch = model_config.patch_h;
-  const at::Tensor overlay_cells =
-      overlay_mask(config.clips.width, config.clips.height)
-          .view({config.clips.height / patch, patch, config.clips.width / patch, patch})
-          .any(3)
-          .any(1)
-          .to(options.device);
+  std::optional<model::Tokenizer> tokenizer;
+  std::optional<model::TileTokenizer> tile_tokenizer;
+  at::Tensor overlay_cells;  // the places TokenSpec::overlay_weight applies to
+  TilePlaces tile_places;
+  if (tiles) {
+    tile_tokenizer.emplace(*model_config.tokens.tile_book, options.device);
+    overlay_cells = tile_tokenizer->overlay();
+    tile_places.scored = tile_tokenizer->scored();
+    tile_places.ground = overlay_cells.logical_not() & tile_places.scored;
+  } else {
+    tokenizer.emplace(*model_config.tokens.codebook, options.device);
+    // The cells the sprite or the HUD touch.
+    const int patch = model_config.patch_h;
+    overlay_cells =
+        overlay_mask(config.clips.width, config.clips.height)
+            .view({config.clips.height / patch, patch, config.clips.width / patch, patch})
+            .any(3)
+            .any(1)
+            .to(options.device);
+  }
   // Note [Own token context]: the steps the model's own walls allow.
   std::optional<OwnStepReader> own_steps;
   if (config.tokens.own_share > 0.0) {
     own_steps.emplace(*model_config.tokens.codebook, config.clips.width, config.clips.height);
   }
   // Note [Strip calibration]: what the model expects to invent where the view is new.
-  StripCalibration strip_calibration(*model_config.tokens.codebook, options.device);
+  std::optional<StripCalibration> strip_calibration;
+  if (!tiles) strip_calibration.emplace(*model_config.tokens.codebook, options.device);
   const int64_t target = options.max_steps > 0 ? options.max_steps : config.steps;
-  ClipStream stream(config.clips, config.batch, config.seed, progress.step, config.data_workers);
+  ClipSpec clip_spec = config.clips;
+  clip_spec.ground = tiles;
+  ClipStream stream(clip_spec, config.batch, config.seed, progress.step, config.data_workers);
   MixedPrecision precision(options.device);
   std::ofstream log_file = open_training_log((out / "log.jsonl").string(), progress.step);
 
@@ -161,7 +204,11 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
     {
       // Note [Patch tokens]: the encode's distances are exact in float32, never under autocast.
       const c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
-      tokens = tokenizer.encode(clips.frames.to(options.device), &misses);
+      if (tiles) {
+        tokens = encode_tile_clips(*tile_tokenizer, clips, options.device, misses);
+      } else {
+        tokens = tokenizer->encode(clips.frames.to(options.device), &misses);
+      }
     }
     miss_sum += misses;
     window_patches += tokens.numel();
@@ -211,10 +258,16 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
       drawn_changed_sum += changed.sum();
       drawn_carried_sum += (chosen.view({-1, 1, 1, 1}) & carried).slice(1, 1).sum();
     }
+    if (tiles) {
+      tile_places.strip = tile_strip(
+          clips.origins.to(options.device), model_config.tokens.tile_book->ground_rows(),
+          model_config.tokens.tile_book->ground_cols(), model_config.tokens.tile_book->grid_h());
+    }
     TokenBatch batch = make_token_batch(
         tokens, actions, positions, config.tokens, model_config.tokens.vocab,
         config.noise.action_dropout, config.noise.dropped_action, step_seed(config.seed, step),
-        overlay_cells, played_rows + drawn_rows > 0 ? &own : nullptr);
+        overlay_cells, played_rows + drawn_rows > 0 ? &own : nullptr,
+        tiles ? &tile_places : nullptr);
     if (has_quarters) {
       // Note [Quarter tracking]: a played clip's context carries the quarters its own play made.
       const at::Tensor context_quarters =
@@ -232,8 +285,9 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
       batch.input.quarters = stream_quarters(context_quarters, batch.noisy, known);
     }
     const at::Tensor logits = weights.model->forward_stream(batch.input, batch.stream);
-    const at::Tensor loss = masked_token_loss(logits, batch.targets, batch.weights);
-    strip_calibration.add(logits, batch.targets, batch.new_ground);
+    const at::Tensor loss = masked_token_loss(logits, batch.targets, batch.weights,
+                                              tiles ? tile_tokenizer->allowed() : at::Tensor());
+    if (strip_calibration) strip_calibration->add(logits, batch.targets, batch.new_ground);
     const double lr = learning_rate_at(config, step);
     weights.update(loss, step, lr, config, precision);
     loss_sum += loss.detach();
@@ -256,7 +310,8 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
       }
       report.last_loss = r.loss;
       report.clips_per_second = r.clips_per_second;
-      nlohmann::json extra = strip_calibration.take();
+      nlohmann::json extra =
+          strip_calibration ? strip_calibration->take() : nlohmann::json::object();
       extra["codebook_miss_share"] = miss_share;
       if (config.tokens.drawn_share > 0.0) {
         const int64_t carried = drawn_carried_sum.item<int64_t>();

@@ -205,16 +205,21 @@ void export_model(const std::string& directory, const model::CausalDiTImpl& mode
   for (size_t i = 0; i < names.size(); ++i) {
     tensors[names[i]] = weights[i].detach().to(at::kCPU, at::kBFloat16);
   }
-  // A token model travels with its codebook, beside the config that names it.
+  // A token model travels with its codebook (a tile model with its tile book), beside the config
+  // that names it.
   model::ModelConfig exported = model.config();
-  if (exported.tokens.active()) exported.tokens.file = "codebook.txt";
+  if (exported.tokens.active()) {
+    exported.tokens.file = exported.tokens.tiles() ? "tilebook.txt" : "codebook.txt";
+  }
   const Metadata metadata{{"format", "worldcast-dit"},
                           {"config", model::model_config_to_json(exported).dump()}};
   replace_directory(directory, [&](const std::string& temporary) {
     write_sharded_checkpoint(temporary, tensors, metadata);
-    if (exported.tokens.active()) {
-      model::write_codebook((fs::path(temporary) / exported.tokens.file).string(),
-                            *exported.tokens.codebook);
+    const std::string book = (fs::path(temporary) / exported.tokens.file).string();
+    if (exported.tokens.tiles()) {
+      model::write_tile_book(book, *exported.tokens.tile_book);
+    } else if (exported.tokens.active()) {
+      model::write_codebook(book, *exported.tokens.codebook);
     }
     std::ofstream config(fs::path(temporary) / "config.json");
     config << model::model_config_to_json(exported).dump(2) << "\n";

@@ -7,6 +7,7 @@
 
 #include "engine/game/game.h"
 #include "engine/game/hash.h"
+#include "engine/game/render.h"
 
 namespace wc::train {
 namespace {
@@ -19,7 +20,27 @@ int64_t top_left_quarter(const game::Game& game) {
   return parity(game.camera_y()) * 2 + parity(game.camera_x());
 }
 
+// Appends the ground window of the frame `game` shows now (ClipSpec::ground) to `clip`.
+void record_ground(const game::Game& game, Clip& clip) {
+  const int cols = ground_cols(game.width()), rows = ground_rows(game.height());
+  const int32_t x0 = game::floor_div(game.camera_x(), game::kTileSize);
+  const int32_t y0 = game::floor_div(game.camera_y(), game::kTileSize);
+  const size_t bytes = static_cast<size_t>(cols) * rows * game::kTileSize * game::kTileSize * 4;
+  clip.ground_rgba.resize(clip.ground_rgba.size() + bytes);
+  game::render_ground(game, x0, y0, cols, rows,
+                      clip.ground_rgba.data() + clip.ground_rgba.size() - bytes);
+  clip.origins.push_back(x0);
+  clip.origins.push_back(y0);
+}
+
 }  // namespace
+
+int ground_cols(int width) {
+  return width / game::kTileSize + 1;
+}
+int ground_rows(int height) {
+  return height / game::kTileSize + 1;
+}
 
 // Note [Clip positions]
 // At play time the attention window holds the sink block (the seeded first frame, at frame
@@ -46,6 +67,7 @@ Clip record_clip(const ClipSpec& spec, uint64_t seed) {
   clip.positions.assign(static_cast<size_t>(spec.frames), 0);
   clip.quarters.assign(static_cast<size_t>(spec.frames), top_left_quarter(game));
   std::memcpy(clip.rgba.data(), game.frame().data(), frame_bytes);
+  if (spec.ground) record_ground(game, clip);
 
   int64_t run_start = 1;
   if (std::uniform_real_distribution<double>(0.0, 1.0)(rng) >= spec.contiguous_share) {
@@ -66,6 +88,7 @@ Clip record_clip(const ClipSpec& spec, uint64_t seed) {
     clip.actions[static_cast<size_t>(f)] = static_cast<int64_t>(action);
     clip.positions[static_cast<size_t>(f)] = run_start + f - 1;
     clip.quarters[static_cast<size_t>(f)] = top_left_quarter(game);
+    if (spec.ground) record_ground(game, clip);
   }
   return clip;
 }

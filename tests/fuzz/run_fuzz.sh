@@ -3,7 +3,8 @@
 # it writes itself, for at most SECONDS or RUNS inputs, whichever comes first; then checks that
 # it ran at least MIN_RUNS inputs (a target too slow to be searched well fails, as a crash does).
 #   tests/fuzz/run_fuzz.sh TARGET [WORK_DIR] [SECONDS] [RUNS]
-#   TARGET: safetensors, action_script, codebook, json, train_config, index or plugin_abi
+#   TARGET: safetensors, action_script, codebook, tile_book, json, train_config, index or
+#   plugin_abi
 #   (plugin_abi also needs PLUGIN_LIBRARY)   (defaults: build/fuzz/TARGET, 120, 120000)
 # Exit 0: no crash found. 77: skipped, clang++ absent. 1: a crash (input saved in WORK_DIR), too
 # few inputs run, or clang++ present but unable to link libFuzzer (Debian:
@@ -105,13 +106,23 @@ action_script)
   ;;
 codebook)
   SOURCES=("$ROOT/tests/fuzz/codebook_fuzz.cpp" "$ROOT/engine/model/codebook.cpp"
-           "$ROOT/engine/core/atomic_file.cpp" "$ROOT/engine/core/bounded_read.cpp")
+           "$ROOT/engine/model/book_text.cpp" "$ROOT/engine/core/atomic_file.cpp"
+           "$ROOT/engine/core/bounded_read.cpp")
   printf 'worldcast codebook 1\npatch 2 colours 2 entries 3\ncolours #62b24a #2e66cc\naaab\nabba\nbbbb\n' \
     >"$SEEDS/small"
   printf 'worldcast codebook 1\npatch 1 colours 3 entries 3\ncolours #000000 #ffffff #ff0000\na\nb\nc\n' \
     >"$SEEDS/pixels"
   printf '%s\n' '"worldcast codebook 1"' '"patch"' '"colours"' '"entries"' '"#ffffff"' \
     '"131072"' '"32"' '"64"' '"-1"' >"$DICT"
+  ;;
+tile_book)
+  SOURCES=("$ROOT/tests/fuzz/tile_book_fuzz.cpp" "$ROOT/engine/model/tile_book.cpp"
+           "$ROOT/engine/model/book_text.cpp" "$ROOT/engine/core/atomic_file.cpp"
+           "$ROOT/engine/core/bounded_read.cpp")
+  printf 'worldcast tilebook 1\ntile 2 frame 4 4 colours 2 ground 2 layers 1\ncolours #62b24a #2e66cc\naaab\nabba\nlayer sprite 1 1 2 2 images 2\n.a.b\nbb..\n' \
+    >"$SEEDS/small"
+  printf '%s\n' '"worldcast tilebook 1"' '"tile"' '"frame"' '"colours"' '"ground"' '"layers"' \
+    '"layer"' '"images"' '"#ffffff"' '"."' '"16"' '"128"' '"-1"' >"$DICT"
   ;;
 json)
   SOURCES=("$ROOT/tests/fuzz/json_fuzz.cpp" "$ROOT/engine/core/json_text.cpp")
@@ -161,7 +172,7 @@ plugin_abi)
     '"fast-ar"' '"{\"ann_bits\": 4}"' '"right 3"' '"worldcast state"' >"$DICT"
   ;;
 *)
-  echo "run_fuzz.sh: unknown target '$TARGET' (safetensors, action_script, codebook, json, train_config, index, plugin_abi)" >&2
+  echo "run_fuzz.sh: unknown target '$TARGET' (safetensors, action_script, codebook, tile_book, json, train_config, index, plugin_abi)" >&2
   exit 2
   ;;
 esac

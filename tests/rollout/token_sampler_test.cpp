@@ -262,6 +262,26 @@ TEST(MaskedPass, ShowsSureDrawsFirstAndSpreadsTheUnsureOverThePasses) {
   EXPECT_EQ((pass.tokens == mask_id).sum().item<int64_t>(), 13);
 }
 
+// Note [Tile tokens]: a place drawn first shows in the pass that draws it, however unsure.
+TEST(MaskedPass, PlacesDrawnFirstShowInTheFirstPass) {
+  const int64_t n = 16, v = 9, mask_id = v;
+  const at::Tensor logits = at::zeros({1, 1, n, v});  // every place even over the 9 tokens
+  const at::Tensor tokens = at::full({1, 1, n}, mask_id, at::kLong);
+  at::Tensor first = at::zeros({n}, at::kBool);
+  first[15] = true;
+  const at::Tensor u = at::rand({1, 1, n});
+  const MaskedPass pass = masked_pass(tokens, logits, u, mask_id, 1.0, 1.0, 0.9, stay_share(0, 3),
+                                      at::Tensor(), {}, first);
+  EXPECT_NE(pass.tokens[0][0][15].item<int64_t>(), mask_id);
+  // The others keep their count: 15 unsure, floor(15·cos(30°)) = 12 stay masked.
+  EXPECT_EQ(pass.unsure.item<int64_t>(), 15);
+  EXPECT_EQ((pass.tokens == mask_id).sum().item<int64_t>(), 12);
+  // Without it the last place, tied with the rest, goes after the lower ones.
+  const MaskedPass plain =
+      masked_pass(tokens, logits, u, mask_id, 1.0, 1.0, 0.9, stay_share(0, 3), at::Tensor());
+  EXPECT_EQ(plain.tokens[0][0][15].item<int64_t>(), mask_id);
+}
+
 // Note [Tile passes]: a column that scrolled in holds the halves of 8 tiles, two unsure quarters
 // each. Before the last pass no two of one tile show together, so with three passes the first
 // quarters of the tiles show in the first two passes and each second one after its first.
