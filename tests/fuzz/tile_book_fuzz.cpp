@@ -49,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   require(book.vocab() == book.pad_id() + 1);
   const wc::model::TileBook again =
       wc::model::parse_tile_book(wc::model::tile_book_text(book), "again");
-  require(again.tile == book.tile && again.colours == book.colours &&
-          again.ground == book.ground && again.layers.size() == book.layers.size());
+  require(again.tile == book.tile && again.colours == book.colours && again.ground == book.ground &&
+          again.layers.size() == book.layers.size());
   return 0;
 }

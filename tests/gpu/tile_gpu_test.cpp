@@ -50,8 +50,9 @@ TEST(TileGpu, TileTokenizerOnCudaMatchesTheCpu) {
   }
   // Random bytes: the nearest entries, as on the CPU.
   const at::Tensor noise = at::randint(0, 256, {1, 2, 3, 128, 128}, at::kFloat) / 127.5 - 1.0;
-  EXPECT_TRUE(cuda.encode(noise.to(at::kCUDA), at::Tensor()).to(at::kCPU).equal(
-      cpu.encode(noise, at::Tensor())));
+  EXPECT_TRUE(cuda.encode(noise.to(at::kCUDA), at::Tensor())
+                  .to(at::kCPU)
+                  .equal(cpu.encode(noise, at::Tensor())));
 }
 
 ModelConfig tile_config() {
@@ -68,8 +69,7 @@ ModelConfig tile_config() {
   c.mlp = 256;
   c.freq_dim = 64;
   c.num_actions = 6;
-  c.tokens.tile_book =
-      std::make_shared<const TileBook>(train::survey_tile_book(128, 128, 8, 3));
+  c.tokens.tile_book = std::make_shared<const TileBook>(train::survey_tile_book(128, 128, 8, 3));
   c.tokens.vocab = static_cast<int>(c.tokens.tile_book->vocab());
   c.tokens.passes = 3;
   c.tokens.sure = 0.9;
