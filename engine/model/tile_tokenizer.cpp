@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <string>
 
+#include "engine/model/ops.h"
+
 namespace wc::model {
 namespace {
 
@@ -127,11 +129,10 @@ at::Tensor TileTokenizer::encode_ground(const at::Tensor& bytes, const at::Tenso
   at::Tensor weight = at::zeros({m, rows * t, cols * t}, bytes.options());
   canvas.slice(2, oy, oy + h).slice(3, ox, ox + w).copy_(bytes);
   weight.slice(1, oy, oy + h).slice(2, ox, ox + w).copy_(shown);
-  const at::Tensor tiles = canvas.view({m, 3, rows, t, cols, t})
-                               .permute({0, 2, 4, 1, 3, 5})
-                               .reshape({m * rows * cols, 3 * t * t});
+  const at::Tensor tiles =
+      patchify(canvas.unsqueeze(1), t, t).reshape({m * rows * cols, 3 * t * t});
   const at::Tensor cell_weight =
-      weight.view({m, rows, t, cols, t}).permute({0, 1, 3, 2, 4}).reshape({m * rows * cols, t * t});
+      patchify(weight.view({m, 1, 1, rows * t, cols * t}), t, t).reshape({m * rows * cols, t * t});
   at::Tensor best;
   at::Tensor index = nearest(tiles, cell_weight, best);
   const at::Tensor seen = cell_weight.sum(1) > 0;
@@ -205,10 +206,8 @@ at::Tensor TileTokenizer::encode_with_ground(const at::Tensor& frames, const at:
     TORCH_CHECK(ground.dim() == 5 && ground.size(0) == b && ground.size(1) == f &&
                     ground.size(2) == 3 && ground.size(3) == rows * t && ground.size(4) == cols * t,
                 "TileTokenizer: the ground must be [B, F, 3, ", rows * t, ", ", cols * t, "]");
-    const at::Tensor tiles = ground.to(device, at::kDouble)
-                                 .view({m, 3, rows, t, cols, t})
-                                 .permute({0, 2, 4, 1, 3, 5})
-                                 .reshape({m * rows * cols, 3 * t * t});
+    const at::Tensor tiles =
+        patchify(ground.to(device, at::kDouble), t, t).reshape({m * rows * cols, 3 * t * t});
     at::Tensor best;
     cells = nearest(tiles, at::Tensor(), best).view({m, rows, cols});
     missed = missed + (best > 0.5).sum();
@@ -265,10 +264,11 @@ at::Tensor TileTokenizer::decode(const at::Tensor& tokens, at::ScalarType dtype)
     return at::where((local >= 0) & (local < count), local, at::zeros({}, local.options()));
   };
   const at::Tensor ground = own_kind(ids.slice(1, 0, rows), 0, book_.ground_size());
-  const at::Tensor window = ground_unit_.index_select(0, ground.reshape({-1}))
-                                .view({m, rows, cols, 3, t, t})
-                                .permute({0, 3, 1, 4, 2, 5})
-                                .reshape({m, 3, rows * t * cols * t});
+  const at::Tensor window =
+      unpatchify(ground_unit_.index_select(0, ground.reshape({-1})).view({m, rows * cols, -1}), 1,
+                 static_cast<int>(rows), static_cast<int>(cols), 3, static_cast<int>(t),
+                 static_cast<int>(t))
+          .reshape({m, 3, rows * t * cols * t});
   const at::Tensor overlay = ids.select(1, rows);
   const at::Tensor phase = own_kind(overlay.select(1, 0), book_.phase_id(0), kQuarters);
   const at::Tensor index = crop_index_.index_select(0, phase).unsqueeze(1).expand({m, 3, h * w});
