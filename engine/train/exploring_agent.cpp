@@ -60,11 +60,19 @@ void ExploringAgent::decide() {
 
 Action ExploringAgent::next(const game::Game& game) {
   const bool blocked = last_ != Action::kNone && !game.walking() && game.frame_index() > 0;
-  if (blocked) {
-    // Wall following: turn along the obstacle instead of pushing into it.
-    return_.clear();
-    current_ = perpendicular(last_, std::bernoulli_distribution(0.5)(rng_));
-    remaining_ = draw_duration(style_.mean_hold_frames);
+  if (!blocked) {
+    pushing_ = Action::kNone;
+  } else if (last_ != pushing_) {
+    // A new obstacle (or a new key against one): lean on the key for the rest of the hold, or
+    // follow the wall, turning along the obstacle instead of pushing into it.
+    if (style_.push_share > 0.0 && std::bernoulli_distribution(style_.push_share)(rng_)) {
+      pushing_ = last_;
+    } else {
+      pushing_ = Action::kNone;
+      return_.clear();
+      current_ = perpendicular(last_, std::bernoulli_distribution(0.5)(rng_));
+      remaining_ = draw_duration(style_.mean_hold_frames);
+    }
   }
   Action action;
   if (!return_.empty()) {

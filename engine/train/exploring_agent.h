@@ -1,6 +1,7 @@
 // The exploring agent that plays the reference game to make training data: persistent random
-// walks, wall following when blocked, idling, and return trips over its own path so that the
-// model sees places again (memory matters). Deterministic for a seed.
+// walks, wall following when blocked (or, for a share of obstacles, leaning on the key as a player
+// does), idling, and return trips over its own path so that the model sees places again (memory
+// matters). Deterministic for a seed.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,9 @@ struct AgentStyle {
   double mean_idle_frames = 6.0;   // ... for this long on average
   double return_share = 0.15;      // decisions that walk back over the last moves
   int max_return_frames = 24;      // the longest return trip
+  // Obstacles the agent keeps pushing into for the rest of its hold instead of turning along
+  // them, so that the data shows the view held under a held key as a player shows it.
+  double push_share = 0.0;
 };
 
 class ExploringAgent {
@@ -38,6 +42,7 @@ class ExploringAgent {
   std::vector<game::Action> moves_;   // every move made, newest last (bounded)
   std::vector<game::Action> return_;  // a return trip still to walk, next last
   game::Action last_ = game::Action::kNone;
+  game::Action pushing_ = game::Action::kNone;  // the key leant on against an obstacle, if any
 };
 
 using game::opposite;  // the action that undoes a move

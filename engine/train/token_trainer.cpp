@@ -4,11 +4,13 @@
 #include <c10/core/DispatchKeySet.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
+#include <torch/cuda.h>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <utility>
 
 #include "engine/core/error.h"
 #include "engine/core/log.h"
@@ -71,6 +73,39 @@ void load_adding_tile_quarters(model::CausalDiTImpl& model, const std::string& d
     p.copy_(*found);
   }
 }
+
+// Note [Step phases]: the first step of each logging window is timed phase by phase, the device
+// synchronised at every boundary, so the log says where a step's time goes (the data wait, the
+// encode, the batch, the forward pass with its loss, the backward pass with the update). The
+// other steps run unsynchronised; one synchronised step in a window costs its queue's overlap.
+class StepPhases {
+ public:
+  explicit StepPhases(at::Device device) : device_(device) {}
+  // Starts timing when `timed`; every mark until the next begin is then a phase.
+  void begin(bool timed) {
+    timed_ = timed;
+    if (!timed_) return;
+    sync();
+    watch_.restart();
+  }
+  void mark(const char* phase) {
+    if (!timed_) return;
+    sync();
+    ms_[phase] = ms_.value(phase, 0.0) + watch_.elapsed_ms();
+    watch_.restart();
+  }
+  // The last timed step's phases in milliseconds ({} before any), and forgets them.
+  nlohmann::json take() { return std::exchange(ms_, nlohmann::json::object()); }
+
+ private:
+  void sync() const {
+    if (device_.is_cuda()) torch::cuda::synchronize();
+  }
+  at::Device device_;
+  bool timed_ = false;
+  Stopwatch watch_;
+  nlohmann::json ms_ = nlohmann::json::object();
+};
 
 // Note [Tile tokens]: a batch's tokens, the ground whole from the game's ground windows; the sink
 // frame encoded from its pixels alone, as play encodes it (the tiles it hides are the mask).
@@ -194,12 +229,15 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
     since_checkpoint.restart();
   };
 
+  StepPhases phases(options.device);
   while ((target <= 0 || progress.step < target) &&
          (options.minutes <= 0.0 || call_time.elapsed_ms() < options.minutes * 60000.0)) {
+    const int64_t step = progress.step + 1;
+    phases.begin(step % config.log_every == 1 % config.log_every);
     Stopwatch wait_time;
     const ClipBatch clips = stream.next();
     window_wait_ms += wait_time.elapsed_ms();
-    const int64_t step = progress.step + 1;
+    phases.mark("clips");
     at::Tensor tokens, misses;
     {
       // Note [Patch tokens]: the encode's distances are exact in float32, never under autocast.
@@ -212,6 +250,7 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
     }
     miss_sum += misses;
     window_patches += tokens.numel();
+    phases.mark("encode");
     const at::Tensor actions = clips.actions.to(options.device);
     const at::Tensor positions = clips.positions.to(options.device);
     // Note [Own token context]: the first rows' context is the model's own play; Note [Drawn
@@ -284,12 +323,15 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
       }
       batch.input.quarters = stream_quarters(context_quarters, batch.noisy, known);
     }
+    phases.mark("batch");
     const at::Tensor logits = weights.model->forward_stream(batch.input, batch.stream);
     const at::Tensor loss = masked_token_loss(logits, batch.targets, batch.weights,
                                               tiles ? tile_tokenizer->allowed() : at::Tensor());
     if (strip_calibration) strip_calibration->add(logits, batch.targets, batch.new_ground);
+    phases.mark("forward");
     const double lr = learning_rate_at(config, step);
     weights.update(loss, step, lr, config, precision);
+    phases.mark("update");
     loss_sum += loss.detach();
     ++loss_count;
     window_clips += config.batch;
@@ -313,6 +355,7 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
       nlohmann::json extra =
           strip_calibration ? strip_calibration->take() : nlohmann::json::object();
       extra["codebook_miss_share"] = miss_share;
+      extra["step_ms"] = phases.take();
       if (config.tokens.drawn_share > 0.0) {
         const int64_t carried = drawn_carried_sum.item<int64_t>();
         extra["drawn_changed_share"] =

@@ -28,6 +28,7 @@ ClipSpec read_clips(ObjectReader& parent) {
     spec.agent.mean_idle_frames = a.number("mean_idle_frames", 1.0, 1000.0);
     spec.agent.return_share = a.number("return_share", 0.0, 1.0);
     spec.agent.max_return_frames = a.integer("max_return_frames", 4, 1000);
+    if (a.has("push_share")) spec.agent.push_share = a.number("push_share", 0.0, 1.0);
     if (spec.agent.idle_share + spec.agent.return_share > 1.0) {
       a.fail(a.field_path("return_share"), "idle_share + return_share must be at most 1");
     }

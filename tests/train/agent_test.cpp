@@ -50,6 +50,43 @@ TEST(ExploringAgent, TurnsAlongWallsWhenBlocked) {
   EXPECT_GT(blocked, 0) << "the worlds should have walls to test against";
 }
 
+TEST(ExploringAgent, LeansOnTheKeyAgainstAShareOfObstacles) {
+  // Per style: frames whose last move was blocked, and of those, the ones the agent kept pushing.
+  const auto count = [](double push_share) {
+    AgentStyle style;
+    style.return_share = 0.0;
+    style.push_share = push_share;
+    std::pair<int, int> blocked_pushed{0, 0};
+    for (uint64_t seed = 0; seed < 8; ++seed) {
+      game::Game g({64, 64, seed + 40, false});
+      ExploringAgent agent(seed, style);
+      Action last = Action::kNone;
+      for (int i = 0; i < 2000; ++i) {
+        const bool was_blocked = last != Action::kNone && !g.walking() && i > 0;
+        const Action next = agent.next(g);
+        if (was_blocked) {
+          ++blocked_pushed.first;
+          if (next == last) ++blocked_pushed.second;
+        }
+        g.step(next);
+        last = next;
+      }
+    }
+    return blocked_pushed;
+  };
+  const auto [blocked_turning, pushed_turning] = count(0.0);
+  const auto [blocked_leaning, pushed_leaning] = count(1.0);
+  const auto [blocked_half, pushed_half] = count(0.5);
+  ASSERT_GT(blocked_turning, 0) << "the worlds should have walls to test against";
+  EXPECT_EQ(pushed_turning, 0) << "wall following never pushes on";
+  // Leaning holds the key until the hold ends: most blocked frames push again, and there are
+  // more of them; at half, some obstacles lean and some turn.
+  EXPECT_GT(pushed_leaning, blocked_leaning / 2);
+  EXPECT_GT(blocked_leaning, 2 * blocked_turning);
+  EXPECT_GT(pushed_half, 0);
+  EXPECT_LT(pushed_half, pushed_leaning);
+}
+
 TEST(ExploringAgent, ReturnTripsRevisitPlaces) {
   // With return trips on, the walk comes back to positions it left; count revisited tiles.
   AgentStyle returning;

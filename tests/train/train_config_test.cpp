@@ -135,6 +135,18 @@ TEST(TrainConfig, TokenDrawnShareIsOptionalAndChecked) {
   EXPECT_THAT(error_of(j), HasSubstr("field 'tokens.drawn_share': own_share and drawn_share"));
 }
 
+TEST(TrainConfig, AgentPushShareIsOptionalAndChecked) {
+  const std::string dir = std::string(WORLDCAST_SOURCE_DIR) + "/assets/train/";
+  EXPECT_EQ(load_train_config(dir + "game-tokens.json").clips.agent.push_share, 0.0);
+  EXPECT_EQ(load_train_config(dir + "game-tiles.json").clips.agent.push_share, 0.5);
+  std::ifstream in(dir + "game-tiles.json");
+  nlohmann::json j = nlohmann::json::parse(in);
+  j["clips"]["agent"]["push_share"] = 1.5;
+  EXPECT_THAT(error_of(j), HasSubstr("field 'clips.agent.push_share': must be in ["));
+  j["clips"]["agent"]["push_share"] = "half";
+  EXPECT_THAT(error_of(j), HasSubstr("field 'clips.agent.push_share': expected a number"));
+}
+
 TEST(TrainConfig, LearningRateWarmsUpThenDecays) {
   TrainConfig c;
   c.learning_rate = 1.0;
