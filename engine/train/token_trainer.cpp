@@ -19,6 +19,7 @@
 #include "engine/model/tile_tokenizer.h"
 #include "engine/model/tokenizer.h"
 #include "engine/model/weights.h"
+#include "engine/rollout/kernel_trace.h"
 #include "engine/train/clip_stream.h"
 #include "engine/train/drawn_context.h"
 #include "engine/train/overlay_mask.h"
@@ -230,9 +231,12 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
   };
 
   StepPhases phases(options.device);
+  const int64_t traced_step = options.trace_file.empty() ? -1 : progress.step + 3;
+  rollout::KernelTrace trace;  // train() refused a trace this build cannot record
   while ((target <= 0 || progress.step < target) &&
          (options.minutes <= 0.0 || call_time.elapsed_ms() < options.minutes * 60000.0)) {
     const int64_t step = progress.step + 1;
+    if (step == traced_step) trace.start();
     phases.begin(step % config.log_every == 1 % config.log_every);
     Stopwatch wait_time;
     const ClipBatch clips = stream.next();
@@ -332,6 +336,7 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
     const double lr = learning_rate_at(config, step);
     weights.update(loss, step, lr, config, precision);
     phases.mark("update");
+    if (step == traced_step) trace.stop_and_save(options.trace_file);
     loss_sum += loss.detach();
     ++loss_count;
     window_clips += config.batch;

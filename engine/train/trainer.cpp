@@ -22,6 +22,7 @@
 #include "engine/model/model_config.h"
 #include "engine/model/prediction.h"
 #include "engine/model/weights.h"
+#include "engine/rollout/kernel_trace.h"
 #include "engine/train/adamw.h"
 #include "engine/train/clip_stream.h"
 #include "engine/train/teacher_forcing.h"
@@ -130,6 +131,13 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
   if (config.clips.width != model_config.frame.width ||
       config.clips.height != model_config.frame.height) {
     throw Error(config.file, "field 'clips': frame size differs from the model config's frame");
+  }
+  if (!options.trace_file.empty() && !model_config.tokens.active()) {
+    throw Error("--trace", "a kernel trace is recorded for token models only (" +
+                               model_config.file + " has no \"tokens\")");
+  }
+  if (!options.trace_file.empty() && !rollout::KernelTrace::available()) {
+    throw Error("--trace", "this build cannot record kernel traces (LibTorch 2 with CUDA)");
   }
   if (model_config.tokens.active()) return train_token_model(config, model_config, options, on_log);
   if (config.has_tokens) {

@@ -31,6 +31,10 @@ struct TrainOptions {
   // starts from a zero output (with the skip: a copy of the previous frame). The other tensors
   // must match.
   bool init_new_head = false;
+  // A token model's run: a kernel trace (engine/rollout/kernel_trace.h) of this call's third step
+  // (the first two warm the allocator and the kernels) written here; "" = none. Only builds
+  // whose KernelTrace is available record one.
+  std::string trace_file;
 };
 
 struct StepReport {

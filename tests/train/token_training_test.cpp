@@ -18,6 +18,7 @@
 #include "engine/model/model_config.h"
 #include "engine/model/tokenizer.h"
 #include "engine/model/weights.h"
+#include "engine/rollout/kernel_trace.h"
 #include "engine/rollout/session.h"
 #include "engine/train/token_batch.h"
 #include "engine/train/train_config.h"
@@ -425,6 +426,25 @@ TEST_F(TokenTrainerTest, LearnsAndExportsAModelThatPlays) {
   options.max_steps = 35;
   options.progress_bar = false;
   EXPECT_EQ(train(config_, options).first_step, 30);
+}
+
+// A kernel trace needs a build that records one (LibTorch 2 with CUDA); elsewhere --trace is
+// refused before the first step, naming the option.
+TEST_F(TokenTrainerTest, AKernelTraceIsRefusedWhereTheBuildCannotRecordOne) {
+  if (rollout::KernelTrace::available()) GTEST_SKIP() << "this build records kernel traces";
+  TrainOptions options;
+  options.out_dir = (dir_ / "run").string();
+  options.max_steps = 3;
+  options.progress_bar = false;
+  options.trace_file = (dir_ / "trace.json").string();
+  try {
+    train(config_, options);
+    FAIL() << "expected a refusal";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("--trace"));
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "trace.json"));
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "state"));
 }
 
 // Note [Own token context]: with half the clips played by the model itself, the loop still learns.

@@ -2,10 +2,12 @@
 // reference game and exports the playable weights to DIR/model. See engine/train/trainer.h.
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "engine/core/error.h"
+#include "engine/rollout/kernel_trace.h"
 #include "engine/train/train_config.h"
 #include "engine/train/trainer.h"
 #include "ui/cli/command.h"
@@ -23,6 +25,7 @@ struct TrainCommandOptions {
   std::string init;
   bool init_new_head = false;
   bool quiet = false;
+  std::string trace;
 };
 
 void run_train(const TrainCommandOptions& o) {
@@ -40,6 +43,17 @@ void run_train(const TrainCommandOptions& o) {
   options.init_from = o.init;
   options.init_new_head = o.init_new_head;
   options.progress_bar = !o.quiet;
+  if (!o.trace.empty()) {
+    // Refused before any work: a build that cannot record, or a folder that is not there.
+    if (!rollout::KernelTrace::available()) {
+      throw Error("--trace", "this build cannot record kernel traces (LibTorch 2 with CUDA)");
+    }
+    const std::filesystem::path parent = std::filesystem::absolute(o.trace).parent_path();
+    if (!std::filesystem::is_directory(parent)) {
+      throw Error("--trace", "no folder " + parent.string() + " to write " + o.trace + " into");
+    }
+    options.trace_file = o.trace;
+  }
   const train::TrainReport r = train::train(config, options);
   std::printf("trained steps %lld -> %lld, %.1f min in all, loss %.5f, %.0f clips/s; model: %s\n",
               static_cast<long long>(r.first_step), static_cast<long long>(r.steps),
@@ -65,6 +79,9 @@ const bool kRegistered = register_command("train", [](CLI::App& app) {
                 "config added the previous-frame skip)");
   cmd->add_flag("--fresh", o->fresh, "refuse to resume an existing state in --out");
   cmd->add_flag("--quiet", o->quiet, "no progress bar");
+  cmd->add_option("--trace", o->trace,
+                  "write a kernel trace (Chrome JSON; tools/kernel_table.py sums it) of this "
+                  "call's third step: a token model on CUDA with LibTorch 2");
   cmd->callback([o] { run_train(*o); });
 });
 
