@@ -12,7 +12,7 @@
 # (RUNS as tools/gpu_world.sh takes them, "WEIGHTS=run/model" for the trained weights), the world
 # metric runs after training within BUDGET, on the exported model given PLAY_CONFIG's play
 # settings (default: the bundled model's config; "exported": the trained one's own), so one call
-# trains and judges a trial.
+# trains and judges a trial. TRACE=1 first traces one step's kernels (kernel_table.txt).
 set -u
 source tools/device_env.sh
 BUDGET=${1:-300}
@@ -30,6 +30,18 @@ echo "built in $((SECONDS - START)) s" | tee "$OUT/train_summary.txt"
 ( while sleep 20; do nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader; done ) \
   > "$OUT/smi.txt" 2>&1 &
 SMI=$!
+# TRACE=1: first a kernel trace of one training step of the same config (a throwaway run), summed
+# by kernel into kernel_table.txt (tools/kernel_table.py), so a step's time can be attributed.
+if [ "${TRACE:-0}" = 1 ]; then
+  init=()
+  [ -n "${INIT:-}" ] && init=(--init "$INIT")
+  $W train --config "${TRAIN_CONFIG:-assets/train/game-tokens.json}" --out /tmp/trace_run \
+    --device cuda --max-steps 3 --quiet --trace "$OUT/trace.json" "${init[@]}" "$@" \
+    >> "$OUT/train.log" 2>&1 &&
+    python3 tools/kernel_table.py "$OUT/trace.json" --top 40 > "$OUT/kernel_table.txt"
+  rm -rf /tmp/trace_run "$OUT/trace.json"
+  head -30 "$OUT/kernel_table.txt" 2>/dev/null
+fi
 # Seconds kept back for the world metric: about 45 a run of 8 seeds at 600 frames.
 EVAL_SECONDS=0
 [ -n "${WORLD_RUNS:-}" ] && EVAL_SECONDS=$((45 * $(grep -c . <<< "$WORLD_RUNS")))
