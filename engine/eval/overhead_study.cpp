@@ -5,11 +5,11 @@
 
 #include <sstream>
 
+#include "bench/model_bench.h"
 #include "engine/core/error.h"
 #include "engine/core/gnuplot.h"
 #include "engine/eval/eval_session.h"
 #include "engine/eval/study_run.h"
-#include "engine/rollout/model_bench.h"
 
 namespace wc::eval {
 namespace {

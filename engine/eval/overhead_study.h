@@ -14,7 +14,7 @@ namespace wc::eval {
 // Note [Overhead study]
 // HeadCast casts every head once, online, in the block whose history first holds the window; the
 // blocks before and after it pay nothing for the cast. The study runs the model benchmark
-// (engine/rollout/model_bench.h: random weights of the model's config, since the classification
+// (bench/model_bench.h: random weights of the model's config, since the classification
 // computes every head's scores whatever the weights) under HeadCast and dense at each resolution:
 // the policy's "classify" path over the warm-up, which holds the classification, and the median
 // block time after it. A rollout of N frames is ceil(N / frames per block) blocks, so the

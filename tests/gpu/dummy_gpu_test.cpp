@@ -6,8 +6,8 @@
 
 #include <random>
 
-#include "engine/attention/bench/attention_bench.h"
-#include "engine/attention/bench/bench_timer.h"
+#include "bench/attention_bench.h"
+#include "bench/bench_timer.h"
 #include "engine/attention/registry.h"
 #include "tests/attention/dummy_test_util.h"
 

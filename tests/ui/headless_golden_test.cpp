@@ -4,13 +4,11 @@
 
 #include <memory>
 
+#include "engine/rollout/game_source.h"
 #include "tests/ui/test_pattern_source.h"
 #include "ui/frame_producer.h"
 #include "ui/headless_renderer.h"
 #include "ui/vulkan/context.h"
-#ifdef WORLDCAST_HAS_GAME_SOURCE
-#include "engine/rollout/game_source.h"
-#endif
 
 namespace wc::ui {
 namespace {
@@ -127,7 +125,6 @@ TEST(HeadlessGolden, BilinearFitRendersWithoutValidationErrors) {
   EXPECT_EQ(context.validation_errors(), 0u);
 }
 
-#ifdef WORLDCAST_HAS_GAME_SOURCE
 TEST(HeadlessGolden, GameFrameIsPixelExact) {
   vk::Context& context = validated_context();
   std::unique_ptr<FrameSource> source = make_game_source(96, 64, 42);
@@ -141,7 +138,6 @@ TEST(HeadlessGolden, GameFrameIsPixelExact) {
   }
   EXPECT_EQ(context.validation_errors(), 0u);
 }
-#endif
 
 }  // namespace
 }  // namespace wc::ui

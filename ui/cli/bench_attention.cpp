@@ -1,5 +1,5 @@
 // `worldcast bench attention`: one attention layer at Wan 2.1-1.3B shapes, every policy against
-// dense (engine/attention/bench/attention_bench.h does the work; this file parses arguments).
+// dense (bench/attention_bench.h does the work; this file parses arguments).
 #include <ATen/ATen.h>
 #include <CLI/CLI.hpp>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/attention/bench/attention_bench.h"
+#include "bench/attention_bench.h"
 #include "engine/core/atomic_file.h"
 #include "engine/core/bounded_read.h"
 #include "engine/core/error.h"

@@ -1,5 +1,5 @@
 // `worldcast bench cross`: one cross-attention layer, dense against AnnCA on a planted prompt
-// (the work is in engine/attention/bench/cross_bench.h; this file parses arguments).
+// (the work is in bench/cross_bench.h; this file parses arguments).
 #include <ATen/ATen.h>
 #include <CLI/CLI.hpp>
 
@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "engine/attention/bench/attention_bench.h"
-#include "engine/attention/bench/cross_bench.h"
+#include "bench/attention_bench.h"
+#include "bench/cross_bench.h"
 #include "engine/core/atomic_file.h"
 #include "engine/core/error.h"
 #include "engine/core/json_text.h"

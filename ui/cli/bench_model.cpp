@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "bench/model_bench.h"
 #include "engine/core/atomic_file.h"
 #include "engine/core/error.h"
 #include "engine/core/json_text.h"
 #include "engine/model/model_config.h"
 #include "engine/rollout/kernel_trace.h"
-#include "engine/rollout/model_bench.h"
 #include "ui/cli/bench.h"
 
 namespace wc::cli {

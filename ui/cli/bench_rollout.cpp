@@ -1,6 +1,6 @@
 // `worldcast bench rollout`: an attention-only rollout of thousands of blocks, every policy on the
 // same synthetic keys, frame time and cache size against frames (the work is in
-// engine/attention/bench/rollout_bench.h; this file parses arguments).
+// bench/rollout_bench.h; this file parses arguments).
 #include <ATen/ATen.h>
 #include <CLI/CLI.hpp>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/attention/bench/rollout_bench.h"
+#include "bench/rollout_bench.h"
 #include "engine/core/atomic_file.h"
 #include "engine/core/error.h"
 #include "engine/core/json_text.h"

@@ -1,11 +1,11 @@
 // See model_bench.h. Timing brackets each block with a device synchronisation, so a block's
 // time is all of its forwards and nothing of its neighbours.
-#include "engine/rollout/model_bench.h"
+#include "bench/model_bench.h"
 
 #include <torch/autograd.h>
 #include <torch/cuda.h>
 
-#include "engine/attention/bench/bench_timer.h"
+#include "bench/bench_timer.h"
 #include "engine/attention/registry.h"
 #include "engine/core/timing.h"
 #include "engine/model/dit.h"

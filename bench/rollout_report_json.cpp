@@ -5,7 +5,7 @@
 #include <limits>
 #include <sstream>
 
-#include "engine/attention/bench/rollout_bench.h"
+#include "bench/rollout_bench.h"
 #include "engine/core/bounded_read.h"
 #include "engine/core/error.h"
 #include "engine/core/json_object_reader.h"
@@ -122,24 +122,23 @@ RolloutPolicyResult read_result(const nlohmann::json& json, const std::string& f
 
 nlohmann::json RolloutBenchReport::to_json() const {
   const auto& o = options;
-  nlohmann::json json = {
-      {"bench", "rollout"},
-      {"device", device_name},
-      {"dtype", o.dtype == at::kBFloat16 ? "bf16" : "f32"},
-      {"resolution", o.resolution},
-      {"grid", {grid_h, grid_w}},
-      {"frames_per_block", o.frames_per_block},
-      {"heads", o.num_heads},
-      {"head_dim", o.head_dim},
-      {"layers", o.num_layers},
-      {"steps", o.steps},
-      {"blocks", o.blocks},
-      {"every", o.every},
-      {"window", o.window},
-      {"seed", o.seed},
-      {"cuda_graphs", o.cuda_graphs},
-      {"key_process", "see Note [Rollout key process] in engine/attention/bench/rollout_bench.h"},
-      {"results", nlohmann::json::array()}};
+  nlohmann::json json = {{"bench", "rollout"},
+                         {"device", device_name},
+                         {"dtype", o.dtype == at::kBFloat16 ? "bf16" : "f32"},
+                         {"resolution", o.resolution},
+                         {"grid", {grid_h, grid_w}},
+                         {"frames_per_block", o.frames_per_block},
+                         {"heads", o.num_heads},
+                         {"head_dim", o.head_dim},
+                         {"layers", o.num_layers},
+                         {"steps", o.steps},
+                         {"blocks", o.blocks},
+                         {"every", o.every},
+                         {"window", o.window},
+                         {"seed", o.seed},
+                         {"cuda_graphs", o.cuda_graphs},
+                         {"key_process", "see Note [Rollout key process] in bench/rollout_bench.h"},
+                         {"results", nlohmann::json::array()}};
   for (const RolloutPolicyResult& r : results) {
     nlohmann::json samples = nlohmann::json::array();
     for (const RolloutSample& s : r.samples) {

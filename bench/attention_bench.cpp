@@ -1,7 +1,7 @@
 // See attention_bench.h. Procedure per policy: create it through the registry, commit random
 // blocks until the window is full (and an online cast has happened), then time attend() for the
 // next block: warm-up calls, then medians over iters, rotating among a few random input sets.
-#include "engine/attention/bench/attention_bench.h"
+#include "bench/attention_bench.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +9,8 @@
 #include <sstream>
 #include <tuple>
 
-#include "engine/attention/bench/attention_flops.h"
-#include "engine/attention/bench/bench_timer.h"
+#include "bench/attention_flops.h"
+#include "bench/bench_timer.h"
 #include "engine/attention/registry.h"
 #include "engine/core/error.h"
 #include "engine/core/timing.h"

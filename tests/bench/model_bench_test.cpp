@@ -1,6 +1,6 @@
 // The model benchmark on the CPU (tiny config): one row per (resolution, policy), times that
 // make sense together, the attention/rest split from its own timed blocks, and the JSON.
-#include "engine/rollout/model_bench.h"
+#include "bench/model_bench.h"
 
 #include <gtest/gtest.h>
 

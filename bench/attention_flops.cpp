@@ -1,5 +1,5 @@
 // See attention_flops.h.
-#include "engine/attention/bench/attention_flops.h"
+#include "bench/attention_flops.h"
 
 #include "engine/core/error.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/attention/bench/rollout_bench.h"
+#include "bench/rollout_bench.h"
 #include "engine/core/error.h"
 #include "engine/core/timing.h"
 

@@ -3,7 +3,7 @@
 #include <map>
 #include <vector>
 
-#include "engine/attention/bench/bench_timer.h"
+#include "bench/bench_timer.h"
 #include "engine/core/error.h"
 #include "engine/core/timing.h"
 

@@ -1,5 +1,5 @@
 // See cross_bench.h.
-#include "engine/attention/bench/cross_bench.h"
+#include "bench/cross_bench.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <c10/core/GradMode.h>
@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "engine/attention/bench/bench_timer.h"
+#include "bench/bench_timer.h"
 #include "engine/attention/cross_attention_policy.h"
 #include "engine/attention/sdpa.h"
 #include "engine/attention/temp_cache_match.h"

@@ -1,6 +1,6 @@
 // The GPU bench timer: CUDA events recorded on the current torch stream around each attend()
 // call and each policy path; read after one synchronisation per call. Built only with
-// WORLDCAST_CUDA (see engine/attention/bench/CMakeLists.txt).
+// WORLDCAST_CUDA (see bench/CMakeLists.txt).
 #include <ATen/cuda/CUDAContext.h>
 #include <cuda_runtime_api.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/attention/bench/bench_timer.h"
+#include "bench/bench_timer.h"
 #include "engine/core/error.h"
 
 namespace wc::attention {

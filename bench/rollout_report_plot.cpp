@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/attention/bench/rollout_bench.h"
+#include "bench/rollout_bench.h"
 #include "engine/core/gnuplot.h"
 #include "engine/core/timing.h"
 

@@ -1,14 +1,14 @@
 // `bench attention` as a library: FLOP counting from policy stats, resolution parsing, the CPU
 // timer, and a whole run on a tiny CPU shape (fields present, ratios finite and positive; no
 // wall-clock thresholds).
-#include "engine/attention/bench/attention_bench.h"
+#include "bench/attention_bench.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "engine/attention/bench/attention_flops.h"
-#include "engine/attention/bench/bench_timer.h"
+#include "bench/attention_flops.h"
+#include "bench/bench_timer.h"
 #include "engine/core/error.h"
 
 namespace wc::attention {

@@ -1,5 +1,5 @@
 // See rollout_bench.h and Note [Rollout key process].
-#include "engine/attention/bench/rollout_bench.h"
+#include "bench/rollout_bench.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +8,8 @@
 #include <optional>
 #include <sstream>
 
-#include "engine/attention/bench/attention_bench.h"
-#include "engine/attention/bench/bench_timer.h"
+#include "bench/attention_bench.h"
+#include "bench/bench_timer.h"
 #include "engine/attention/registry.h"
 #include "engine/attention/sdpa.h"
 #include "engine/core/error.h"
