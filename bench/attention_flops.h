@@ -4,8 +4,8 @@
 #pragma once
 
 #include "engine/attention/attention_policy.h"
+#include "engine/attention/headcast/spatial_cells.h"
 #include "engine/attention/policy_stats.h"
-#include "engine/attention/spatial_cells.h"
 
 namespace wc::attention {
 

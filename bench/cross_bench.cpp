@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "bench/bench_timer.h"
-#include "engine/attention/cross_attention_policy.h"
+#include "engine/attention/ann/cross_attention_policy.h"
 #include "engine/attention/sdpa.h"
-#include "engine/attention/temp_cache_match.h"
+#include "engine/attention/tempcache/temp_cache_match.h"
 #include "engine/core/error.h"
 
 namespace wc::attention {

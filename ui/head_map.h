@@ -6,7 +6,7 @@
 
 #include <imgui.h>
 
-#include "engine/attention/head_type.h"
+#include "engine/attention/headcast/head_type.h"
 #include "ui/live_stats.h"
 
 namespace wc::ui {

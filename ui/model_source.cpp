@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "engine/attention/head_type.h"
+#include "engine/attention/headcast/head_type.h"
 #include "engine/attention/registry.h"
 #include "engine/core/error.h"
 #include "engine/core/json_text.h"

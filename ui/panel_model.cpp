@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "engine/attention/head_type.h"
+#include "engine/attention/headcast/head_type.h"
 
 namespace wc::ui {
 namespace {

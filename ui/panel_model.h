@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/attention/head_type.h"
+#include "engine/attention/headcast/head_type.h"
 #include "ui/frame_time_history.h"
 #include "ui/inference_command.h"
 #include "ui/live_stats.h"

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "engine/attention/tempcache_settings.h"
+#include "engine/attention/tempcache/tempcache_settings.h"
 
 namespace wc::attention {
 

@@ -1,13 +1,13 @@
 // Registers every built-in policy with the registry. Add a line here when adding a policy.
 #include "engine/attention/builtin_policies.h"
 
-#include "engine/attention/annsa_policy.h"
-#include "engine/attention/combined_policy.h"
+#include "engine/attention/ann/annsa_policy.h"
 #include "engine/attention/dense_policy.h"
-#include "engine/attention/dummy_policy.h"
-#include "engine/attention/headcast_policy.h"
+#include "engine/attention/dummy/dummy_policy.h"
+#include "engine/attention/headcast/headcast_policy.h"
 #include "engine/attention/registry.h"
-#include "engine/attention/tempcache_policy.h"
+#include "engine/attention/tempcache/combined_policy.h"
+#include "engine/attention/tempcache/tempcache_policy.h"
 
 namespace wc::attention {
 

@@ -5,7 +5,7 @@
 #include <numeric>
 #include <string>
 
-#include "engine/attention/cast_settings.h"
+#include "engine/attention/headcast/cast_settings.h"
 #include "engine/core/error.h"
 
 namespace wc::attention {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "engine/attention/attention_policy.h"
-#include "engine/attention/window_store.h"
+#include "engine/attention/stores/window_store.h"
 
 namespace wc::attention {
 

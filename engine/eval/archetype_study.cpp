@@ -4,7 +4,7 @@
 #include <set>
 #include <sstream>
 
-#include "engine/attention/head_type.h"
+#include "engine/attention/headcast/head_type.h"
 #include "engine/core/error.h"
 #include "engine/eval/eval_session.h"
 #include "engine/eval/study_run.h"

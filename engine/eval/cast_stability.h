@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/attention/head_type.h"
+#include "engine/attention/headcast/head_type.h"
 #include "engine/eval/eval_options.h"
 
 namespace wc::eval {

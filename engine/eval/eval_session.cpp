@@ -1,7 +1,7 @@
 // See eval_session.h.
 #include "engine/eval/eval_session.h"
 
-#include "engine/attention/cast_settings.h"
+#include "engine/attention/headcast/cast_settings.h"
 #include "engine/eval/frame_tensor.h"
 #include "engine/eval/player_actions.h"
 

@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "engine/attention/head_type.h"
+#include "engine/attention/headcast/head_type.h"
 #include "engine/eval/eval_session.h"
 #include "engine/eval/flicker.h"
 #include "engine/eval/psnr.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/attention/head_type.h"
+#include "engine/attention/headcast/head_type.h"
 #include "engine/eval/eval_options.h"
 #include "engine/game/game.h"
 

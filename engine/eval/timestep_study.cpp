@@ -3,7 +3,7 @@
 
 #include <sstream>
 
-#include "engine/attention/head_type.h"
+#include "engine/attention/headcast/head_type.h"
 #include "engine/core/error.h"
 #include "engine/eval/cast_stability.h"
 #include "engine/eval/eval_session.h"

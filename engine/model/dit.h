@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/attention/ann/cross_attention_policy.h"
 #include "engine/attention/attention_policy.h"
-#include "engine/attention/cross_attention_policy.h"
 #include "engine/model/masked_stream.h"
 #include "engine/model/model_config.h"
 #include "engine/model/ops.h"

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "engine/attention/registry.h"
-#include "engine/attention/tempcache_settings.h"
+#include "engine/attention/tempcache/tempcache_settings.h"
 #include "engine/core/bounded_read.h"
 #include "engine/core/error.h"
 #include "engine/core/json_object_reader.h"

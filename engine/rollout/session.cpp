@@ -11,7 +11,7 @@
 #include <deque>
 #include <limits>
 
-#include "engine/attention/cast_settings.h"
+#include "engine/attention/headcast/cast_settings.h"
 #include "engine/attention/registry.h"
 #include "engine/core/error.h"
 #include "engine/core/timing.h"

@@ -10,11 +10,11 @@
 #include <cstdio>
 #include <vector>
 
-#include "engine/attention/annsa_policy.h"
-#include "engine/attention/bucket_attention.h"
+#include "engine/attention/ann/annsa_policy.h"
+#include "engine/attention/ann/bucket_attention.h"
 #include "engine/attention/registry.h"
 #include "engine/attention/sdpa.h"
-#include "engine/attention/temp_cache_match.h"
+#include "engine/attention/tempcache/temp_cache_match.h"
 #include "engine/core/error.h"
 #include "tests/attention/attention_reference.h"
 

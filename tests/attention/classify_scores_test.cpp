@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/attention/classify_heads.h"
-#include "engine/attention/head_cast.h"
+#include "engine/attention/headcast/classify_heads.h"
+#include "engine/attention/headcast/head_cast.h"
 #include "tests/attention/attention_reference.h"
 
 namespace wc::attention {

@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "engine/attention/combined_policy.h"
 #include "engine/attention/registry.h"
+#include "engine/attention/tempcache/combined_policy.h"
 #include "engine/core/error.h"
 #include "tests/attention/attention_reference.h"
 #include "tests/attention/tempcache_reference.h"

@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <vector>
 
-#include "engine/attention/cross_attention_policy.h"
+#include "engine/attention/ann/cross_attention_policy.h"
 #include "engine/attention/sdpa.h"
-#include "engine/attention/temp_cache_match.h"
+#include "engine/attention/tempcache/temp_cache_match.h"
 #include "engine/core/error.h"
 #include "tests/attention/attention_reference.h"
 

@@ -1,6 +1,6 @@
 // The `dummy` policy (Dummy Forcing): classification by attention mass, the Dummy count, each
 // path against reference attention with the explicit mask, store sizes, settings and reset.
-#include "engine/attention/dummy_policy.h"
+#include "engine/attention/dummy/dummy_policy.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <random>
 #include <set>
 
-#include "engine/attention/dummy_head_programming.h"
+#include "engine/attention/dummy/dummy_head_programming.h"
 #include "engine/attention/registry.h"
 #include "engine/core/error.h"
 #include "tests/attention/dummy_test_util.h"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/attention/attention_policy.h"
-#include "engine/attention/head_type.h"
+#include "engine/attention/headcast/head_type.h"
 #include "engine/attention/sdpa.h"
 
 namespace wc::attention::testing {

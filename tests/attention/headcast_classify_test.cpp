@@ -7,7 +7,7 @@
 
 #include <functional>
 
-#include "engine/attention/headcast_policy.h"
+#include "engine/attention/headcast/headcast_policy.h"
 #include "engine/attention/registry.h"
 #include "engine/core/error.h"
 #include "tests/attention/attention_reference.h"

@@ -3,8 +3,8 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
 
-#include "engine/attention/cast_flops.h"
-#include "engine/attention/headcast_policy.h"
+#include "engine/attention/headcast/cast_flops.h"
+#include "engine/attention/headcast/headcast_policy.h"
 #include "engine/attention/registry.h"
 #include "tests/attention/attention_reference.h"
 

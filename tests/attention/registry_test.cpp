@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/attention/head_type.h"
+#include "engine/attention/headcast/head_type.h"
 #include "engine/core/error.h"
 
 namespace wc::attention {

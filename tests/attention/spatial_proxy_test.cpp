@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "engine/attention/classify_heads.h"
+#include "engine/attention/headcast/classify_heads.h"
 #include "engine/attention/sdpa.h"
 #include "tests/attention/attention_reference.h"
 

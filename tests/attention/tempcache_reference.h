@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/attention/attention_policy.h"
-#include "engine/attention/temp_cache_match.h"
+#include "engine/attention/tempcache/temp_cache_match.h"
 
 namespace wc::attention::testing {
 

@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "engine/attention/biased_attention.h"
-#include "engine/attention/cast_settings.h"
+#include "engine/attention/headcast/cast_settings.h"
 #include "engine/attention/registry.h"
 #include "engine/attention/sdpa.h"
-#include "engine/attention/temp_cache_match.h"
-#include "engine/attention/tempcache_policy.h"
+#include "engine/attention/tempcache/temp_cache_match.h"
+#include "engine/attention/tempcache/tempcache_policy.h"
 #include "engine/core/error.h"
 #include "tests/attention/attention_reference.h"
 #include "tests/attention/tempcache_reference.h"

@@ -7,11 +7,11 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
 
-#include "engine/attention/bucket_attention.h"
-#include "engine/attention/cross_attention_policy.h"
+#include "engine/attention/ann/bucket_attention.h"
+#include "engine/attention/ann/cross_attention_policy.h"
 #include "engine/attention/registry.h"
 #include "engine/attention/sdpa.h"
-#include "engine/attention/temp_cache_match.h"
+#include "engine/attention/tempcache/temp_cache_match.h"
 #include "tests/attention/attention_reference.h"
 
 namespace wc::attention {

@@ -1,15 +1,15 @@
-// The head copy kernel (engine/attention/head_copy.h) against ATen's index_select / index_copy_
-// on fresh random inputs: dtypes whose rows take 16-, 8-, 4- and 2-byte vectors, odd row sizes,
-// batches above one, a token-major target, and the layouts it must decline (cell views), where
-// HeadSelection falls back to ATen with the same result.
+// The head copy kernel (engine/attention/headcast/head_copy.h) against ATen's index_select /
+// index_copy_ on fresh random inputs: dtypes whose rows take 16-, 8-, 4- and 2-byte vectors, odd
+// row sizes, batches above one, a token-major target, and the layouts it must decline (cell views),
+// where HeadSelection falls back to ATen with the same result.
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
 
 #include <vector>
 
-#include "engine/attention/head_copy.h"
-#include "engine/attention/head_groups.h"
+#include "engine/attention/headcast/head_copy.h"
+#include "engine/attention/headcast/head_groups.h"
 #include "tests/attention/attention_reference.h"
 
 namespace wc::attention {

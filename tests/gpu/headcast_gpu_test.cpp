@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
 
-#include "engine/attention/headcast_policy.h"
+#include "engine/attention/headcast/headcast_policy.h"
 #include "engine/attention/registry.h"
 #include "tests/attention/attention_reference.h"
 

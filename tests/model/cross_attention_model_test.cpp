@@ -6,7 +6,7 @@
 #include <limits>
 #include <string>
 
-#include "engine/attention/cross_attention_policy.h"
+#include "engine/attention/ann/cross_attention_policy.h"
 #include "engine/attention/registry.h"
 #include "engine/attention/sdpa.h"
 #include "engine/core/error.h"
