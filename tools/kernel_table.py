@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Sums the device time of a kernel trace (`worldcast bench model --trace DIR`, `worldcast train
---trace FILE`) by kernel name.
+"""Sums a kernel trace's device time by kernel name. Traces come from `worldcast bench model
+--trace DIR` and `worldcast train --trace FILE`.
 
 Usage: tools/kernel_table.py TRACE.json [TRACE.json ...] [--top N]
 Prints, per trace, the total device time and the kernels (and device copies / fills) that took

@@ -136,8 +136,16 @@ TrainReport train(const TrainConfig& config, const TrainOptions& options,
     throw Error("--trace", "a kernel trace is recorded for token models only (" +
                                model_config.file + " has no \"tokens\")");
   }
-  if (!options.trace_file.empty() && !rollout::KernelTrace::available()) {
-    throw Error("--trace", "this build cannot record kernel traces (LibTorch 2 with CUDA)");
+  if (!options.trace_file.empty()) {
+    // Refused before any work: a build that cannot record, or a folder that is not there.
+    if (!rollout::KernelTrace::available()) {
+      throw Error("--trace", "this build cannot record kernel traces (LibTorch 2 with CUDA)");
+    }
+    const fs::path parent = fs::absolute(options.trace_file).parent_path();
+    if (!fs::is_directory(parent)) {
+      throw Error("--trace",
+                  "no folder " + parent.string() + " to write " + options.trace_file + " into");
+    }
   }
   if (model_config.tokens.active()) return train_token_model(config, model_config, options, on_log);
   if (config.has_tokens) {

@@ -33,7 +33,8 @@ struct TrainOptions {
   bool init_new_head = false;
   // A token model's run: a kernel trace (engine/rollout/kernel_trace.h) of this call's third step
   // (the first two warm the allocator and the kernels) written here; "" = none. Only builds
-  // whose KernelTrace is available record one.
+  // whose KernelTrace is available record one; train() refuses it before any work elsewhere, or
+  // when the file's folder does not exist.
   std::string trace_file;
 };
 
