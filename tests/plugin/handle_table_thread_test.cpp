@@ -21,7 +21,9 @@ struct Counted {
   explicit Counted(std::atomic<int>* destroyed) : destroyed(destroyed) {}
   ~Counted() { destroyed->fetch_add(1); }
   std::atomic<int>* destroyed;
-  int64_t uses = 0;  // written only by the thread that holds the object
+  // Several threads may hold the same object at once (each found it by its handle), so the
+  // count they bump is atomic; the table itself does not serialise calls on an object.
+  std::atomic<int64_t> uses{0};
 };
 
 TEST(HandleTableThreads, InsertsLookupsAndRemovesFromManyThreads) {
@@ -37,7 +39,7 @@ TEST(HandleTableThreads, InsertsLookupsAndRemovesFromManyThreads) {
         const uint64_t handle = table.insert(std::make_shared<Counted>(&destroyed));
         latest.store(handle);
         // Another thread's handle: found or already gone, never someone else's object.
-        if (std::shared_ptr<Counted> other = table.find(latest.load())) ++other->uses;
+        if (std::shared_ptr<Counted> other = table.find(latest.load())) other->uses.fetch_add(1);
         ASSERT_NE(table.find(handle), nullptr);
         if (i % 7 == 0) (void)table.all();
         ASSERT_NE(table.remove(handle), nullptr);
@@ -75,8 +77,8 @@ TEST(HandleTableThreads, ACallInFlightKeepsItsObjectWhileAnotherThreadDestroysIt
     // The handle is gone, the object is not: the call finishes its work on it.
     EXPECT_EQ(table.find(handle), nullptr);
     EXPECT_EQ(destroyed.load(), 0);
-    for (int i = 0; i < 1000; ++i) ++object->uses;
-    EXPECT_EQ(object->uses, 1000);
+    for (int i = 0; i < 1000; ++i) object->uses.fetch_add(1);
+    EXPECT_EQ(object->uses.load(), 1000);
   });
   {
     std::unique_lock<std::mutex> lock(mutex);
