@@ -18,10 +18,8 @@ struct InferenceCommand {
     kReclassify,
     kStartRecording,  // into the folder `name`
     kStopRecording,
-    kSetFrameRate,          // `value` frames per second (Note [Game frame rate]); 0: the display's
-    kSetChoiceTemperature,  // `value`: a token model's temperature (Note [Masked sampling])
-    kSetTokenPasses,        // `value`: a token model's passes per frame (Note [Masked sampling])
-    kSetTokenSure,          // `value`: a token model's sureness shown in any pass (likewise)
+    kSetFrameRate,   // `value` frames per second (Note [Game frame rate]); 0: the display's
+    kConfigurePlay,  // `settings`: some play settings (Note [Play settings])
   };
   Kind kind = Kind::kTogglePause;
   uint64_t seed = 0;
@@ -46,14 +44,8 @@ struct InferenceCommand {
   static InferenceCommand set_frame_rate(double frames_per_second) {
     return {Kind::kSetFrameRate, 0, {}, {}, frames_per_second};
   }
-  static InferenceCommand set_choice_temperature(double temperature) {
-    return {Kind::kSetChoiceTemperature, 0, {}, {}, temperature};
-  }
-  static InferenceCommand set_token_sure(double sure) {
-    return {Kind::kSetTokenSure, 0, {}, {}, sure};
-  }
-  static InferenceCommand set_token_passes(int passes) {
-    return {Kind::kSetTokenPasses, 0, {}, {}, static_cast<double>(passes)};
+  static InferenceCommand configure_play(nlohmann::json settings) {
+    return {Kind::kConfigurePlay, 0, {}, std::move(settings)};
   }
 };
 

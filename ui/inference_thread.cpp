@@ -179,36 +179,13 @@ void InferenceThread::apply_one(const InferenceCommand& command) {
       control_->reclassify();
       if (recorder_) recorder_->note_change(source_.frame_index(), "reclassify");
       break;
-    case Kind::kSetTokenSure: {
-      need_policy("token sureness");
-      control_->set_token_sure(command.value);
+    case Kind::kConfigurePlay:
+      need_policy("play settings");
+      control_->configure_play(command.settings);
       error_.clear();
-      if (recorder_) {
-        recorder_->note_change(source_.frame_index(),
-                               "token sure " + std::to_string(command.value));
-      }
+      if (recorder_)
+        recorder_->note_change(source_.frame_index(), "play " + command.settings.dump());
       break;
-    }
-    case Kind::kSetTokenPasses: {
-      need_policy("token passes");
-      control_->set_token_passes(static_cast<int>(command.value));
-      error_.clear();
-      if (recorder_) {
-        recorder_->note_change(source_.frame_index(),
-                               "token passes " + std::to_string(static_cast<int>(command.value)));
-      }
-      break;
-    }
-    case Kind::kSetChoiceTemperature: {
-      need_policy("choice temperature");
-      control_->set_choice_temperature(command.value);
-      error_.clear();
-      if (recorder_) {
-        recorder_->note_change(source_.frame_index(),
-                               "choice temperature " + std::to_string(command.value));
-      }
-      break;
-    }
     case Kind::kStartRecording:
       start_recording(command.name);
       break;
@@ -282,11 +259,7 @@ void InferenceThread::start_recording(const std::string& dir) {
     meta["policy"] = control_->policy_name();
     meta["policy_settings"] = control_->policy_settings();
     // Live settings may have left the sampling other than the command line's choice.
-    if (control_->draws_tokens()) {
-      meta["choice_temperature"] = control_->choice_temperature();
-      meta["token_passes"] = control_->token_passes();
-      meta["token_sure"] = control_->token_sure();
-    }
+    meta["play_settings"] = control_->play_settings();
   }
   recorder_ = std::make_unique<SessionRecorder>(dir, std::move(meta));
   record_note_.clear();

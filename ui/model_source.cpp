@@ -11,6 +11,7 @@
 #include "engine/core/json_text.h"
 #include "engine/core/safetensors.h"
 #include "engine/model/model_config.h"
+#include "engine/model/play_settings.h"
 
 namespace wc::ui {
 namespace fs = std::filesystem;
@@ -77,22 +78,8 @@ std::string find_asset(const std::string& relative) {
 ModelSource make_model_source(const ModelSourceOptions& options) {
   ModelSource source;
   model::ModelConfig config = model_config_for(options, &source.config_file);
-  if (options.choice_temperature != 0.0) {
-    // A token model's draws are its tokens (Note [Masked sampling]).
-    const std::string problem = config.tokens.temperature_problem(options.choice_temperature);
-    if (!problem.empty()) throw Error("--choice-temperature", problem);
-    config.tokens.temperature = options.choice_temperature;
-  }
-  if (options.token_passes != 0) {
-    const std::string problem = config.tokens.passes_problem(options.token_passes);
-    if (!problem.empty()) throw Error("--token-passes", problem);
-    config.tokens.passes = options.token_passes;
-  }
-  if (options.token_sure != 0.0) {
-    const std::string problem = config.tokens.sure_problem(options.token_sure);
-    if (!problem.empty()) throw Error("--token-sure", problem);
-    config.tokens.sure = options.token_sure;
-  }
+  // Checked before anything is built, naming the flag for the setting (Note [Play settings]).
+  config.tokens = model::with_play_settings(config.tokens, options.play_settings, "play settings");
   const at::Device device = resolve_device(options.device);
   source.device = device.str();
   rollout::SessionOptions session_options;
@@ -133,6 +120,11 @@ PolicyGeometry SessionControl::geometry() const {
   for (int t = 0; t < attention::kHeadTypeCount; ++t) {
     geometry.type_names.push_back(attention::head_type_name(static_cast<attention::HeadType>(t)));
   }
+  if (config.tokens.active()) {
+    for (const model::PlaySetting& s : model::play_settings()) {
+      geometry.play.push_back({s.key, s.label, s.help, s.integer, s.slider_min, s.slider_max});
+    }
+  }
   return geometry;
 }
 
@@ -146,10 +138,7 @@ PolicyRunStats SessionControl::run_stats() const {
   run.switch_ms = stats.switch_ms;
   run.graph_replayed_blocks = stats.graph_replayed_blocks;
   run.graph_recordings = stats.graph_recordings;
-  run.draws_tokens = session_.draws_tokens();
-  run.choice_temperature = session_.choice_temperature();
-  run.token_passes = session_.token_passes();
-  run.token_sure = session_.token_sure();
+  run.play = session_.play_settings();
   run.policy = stats.policy;
   return run;
 }
@@ -163,26 +152,11 @@ void SessionControl::switch_policy(const std::string& name, const nlohmann::json
 void SessionControl::reclassify() {
   session_.reclassify_policy();
 }
-double SessionControl::choice_temperature() const {
-  return session_.choice_temperature();
+nlohmann::json SessionControl::play_settings() const {
+  return session_.play_settings();
 }
-void SessionControl::set_choice_temperature(double temperature) {
-  session_.set_choice_temperature(temperature);
-}
-bool SessionControl::draws_tokens() const {
-  return session_.draws_tokens();
-}
-int SessionControl::token_passes() const {
-  return session_.token_passes();
-}
-void SessionControl::set_token_passes(int passes) {
-  session_.set_token_passes(passes);
-}
-double SessionControl::token_sure() const {
-  return session_.token_sure();
-}
-void SessionControl::set_token_sure(double sure) {
-  session_.set_token_sure(sure);
+void SessionControl::configure_play(const nlohmann::json& settings) {
+  session_.configure_play(settings);
 }
 
 }  // namespace wc::ui

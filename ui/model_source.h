@@ -29,11 +29,9 @@ struct ModelSourceOptions {
   uint64_t seed = 1;
   uint64_t weights_seed = 0;
   bool cuda_graphs = true;  // SessionOptions::cuda_graphs
-  // Note [Masked sampling]: a token model's temperature and passes per frame; 0 keeps the
-  // config's.
-  double choice_temperature = 0.0;
-  int token_passes = 0;
-  double token_sure = 0.0;  // 0: the model config's
+  // Note [Play settings]: some keys over the model config's (worldcast play's --play-settings
+  // and the flags of each setting).
+  nlohmann::json play_settings = nlohmann::json::object();
 };
 
 struct ModelSource {
@@ -69,13 +67,8 @@ class SessionControl final : public PolicyControl {
   void configure(const nlohmann::json& settings) override;
   void switch_policy(const std::string& name, const nlohmann::json& settings) override;
   void reclassify() override;
-  bool draws_tokens() const override;
-  double choice_temperature() const override;
-  void set_choice_temperature(double temperature) override;
-  int token_passes() const override;
-  void set_token_passes(int passes) override;
-  double token_sure() const override;
-  void set_token_sure(double sure) override;
+  nlohmann::json play_settings() const override;
+  void configure_play(const nlohmann::json& settings) override;
 
  private:
   rollout::Session& session_;

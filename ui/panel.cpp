@@ -94,37 +94,28 @@ void wrapped_tooltip(const char* text) {
   ImGui::EndTooltip();
 }
 
-// Note [Masked sampling], live: only a token model shows its tokens' temperature, its passes and
-// its sureness. Like the policy's sliders, every change is sent (on CUDA each re-records the
-// block).
-void draw_token_sampling(const LiveStats& stats, PanelModel& model) {
-  if (!stats.run.draws_tokens) return;
-  float temperature = static_cast<float>(stats.run.choice_temperature);
-  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.6f);
-  if (ImGui::SliderFloat("token t", &temperature, 0.05f, 2.0f, "%.2f")) {
-    model.set_choice_temperature(temperature);
-  }
-  if (ImGui::IsItemHovered()) {
-    ImGui::SetTooltip(
-        "How boldly each patch is drawn (Note [Masked sampling]): low draws the likeliest "
-        "patches (new ground turns to grass), high every patch the model cannot rule out");
-  }
-  int passes = stats.run.token_passes;
-  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.6f);
-  if (ImGui::SliderInt("passes", &passes, 1, 8)) model.set_token_passes(passes);
-  if (ImGui::IsItemHovered()) {
-    ImGui::SetTooltip(
-        "Unmasking passes per frame: each is one model forward; more passes draw neighbouring "
-        "patches knowing each other");
-  }
-  float sure = static_cast<float>(stats.run.token_sure);
-  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.6f);
-  if (ImGui::SliderFloat("sure", &sure, 0.5f, 1.0f, "%.2f")) model.set_token_sure(sure);
-  if (ImGui::IsItemHovered()) {
-    ImGui::SetTooltip(
-        "Places the model is at least this sure of are shown in the first pass, and the "
-        "passes go to the rest (the strip that scrolls in, the player): 1 spreads every place "
-        "over the passes (MaskGIT's schedule)");
+// Note [Play settings], live: a slider for each setting the model has (none without tokens).
+// Like the policy's sliders, every change is sent (on CUDA each re-records the block).
+void draw_play_settings(const LiveStats& stats, PanelModel& model) {
+  if (!stats.run.play.is_object()) return;
+  for (const PlaySlider& slider : stats.geometry.play) {
+    const auto it = stats.run.play.find(slider.key);
+    if (it == stats.run.play.end() || !it->is_number()) continue;
+    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.6f);
+    if (slider.integer) {
+      int value = it->get<int>();
+      if (ImGui::SliderInt(slider.label.c_str(), &value, static_cast<int>(slider.min),
+                           static_cast<int>(slider.max))) {
+        model.configure_play({{slider.key, value}});
+      }
+    } else {
+      float value = it->get<float>();
+      if (ImGui::SliderFloat(slider.label.c_str(), &value, static_cast<float>(slider.min),
+                             static_cast<float>(slider.max), "%.2f")) {
+        model.configure_play({{slider.key, static_cast<double>(value)}});
+      }
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", slider.help.c_str());
   }
 }
 
@@ -283,7 +274,7 @@ PanelRequests draw_control_window(const PanelView& view, const LiveStats* stats,
   if (stats && stats->has_policy) {
     ImGui::Separator();
     draw_policy(*stats, model);
-    draw_token_sampling(*stats, model);
+    draw_play_settings(*stats, model);
     draw_sliders(*stats, model);
     draw_worst_token(*stats, model);
   }

@@ -317,16 +317,8 @@ void PanelModel::set_worst_token(bool on) {
   configure({{"worst_token", on}});
 }
 
-void PanelModel::set_choice_temperature(double temperature) {
-  commands_.push_back(InferenceCommand::set_choice_temperature(temperature));
-}
-
-void PanelModel::set_token_sure(double sure) {
-  commands_.push_back(InferenceCommand::set_token_sure(sure));
-}
-
-void PanelModel::set_token_passes(int passes) {
-  commands_.push_back(InferenceCommand::set_token_passes(passes));
+void PanelModel::configure_play(nlohmann::json settings) {
+  commands_.push_back(InferenceCommand::configure_play(std::move(settings)));
 }
 
 void PanelModel::toggle_recording(bool recording_now) {

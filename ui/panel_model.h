@@ -86,11 +86,8 @@ class PanelModel {
   void reclassify();
   // Note [Worst-token scores]: the running cast's scoring, re-cast live from the stored scores.
   void set_worst_token(bool on);
-  // Note [Masked sampling]: a token model's temperature, passes and sureness from the next
-  // block on.
-  void set_choice_temperature(double temperature);
-  void set_token_passes(int passes);
-  void set_token_sure(double sure);
+  // Note [Play settings]: some play settings, from the next block on.
+  void configure_play(nlohmann::json settings);
   // Starts a recording into a fresh folder under the record base, or stops the running one.
   void toggle_recording(bool recording_now);
 

@@ -1,6 +1,6 @@
 // What the inference thread can ask of a frame source that runs an attention policy (the world
-// model): live settings, policy switches, re-classification, a token model's sampling and the
-// policy's stats. The game has none. An interface, so the viewer's threading builds and is tested
+// model): live settings, policy switches, re-classification, the play settings and the policy's
+// stats. The game has none. An interface, so the viewer's threading builds and is tested
 // without LibTorch.
 #pragma once
 
@@ -12,6 +12,15 @@
 
 namespace wc::ui {
 
+// One play setting as the panel shows it (Note [Play settings] in engine/model/play_settings.h).
+struct PlaySlider {
+  std::string key;  // its key in the play settings' JSON object
+  std::string label;
+  std::string help;
+  bool integer = false;
+  double min = 0.0, max = 1.0;
+};
+
 // The model's fixed shape, for the panel's head map and slider ranges.
 struct PolicyGeometry {
   int layers = 0;
@@ -22,6 +31,7 @@ struct PolicyGeometry {
   // attention::head_type_name of each HeadType, by index (the viewer does not link the
   // policies, so their names travel with the geometry).
   std::vector<std::string> type_names;
+  std::vector<PlaySlider> play;  // the model's play settings (none for a model without tokens)
 };
 
 // Per-stage times of the last generated block and the policy's own numbers.
@@ -34,13 +44,7 @@ struct PolicyRunStats {
   // Note [Block graph]: blocks of the current policy replayed from a CUDA graph, and recordings.
   int64_t graph_replayed_blocks = 0;
   int64_t graph_recordings = 0;
-  // Note [Masked sampling]: whether the model is a token model, the temperature it draws its
-  // tokens at, its unmasking passes per frame and the sureness shown in any pass, now (the
-  // panel's sliders show only for a token model).
-  bool draws_tokens = false;
-  double choice_temperature = 1.0;
-  int token_passes = 0;
-  double token_sure = 1.0;
+  nlohmann::json play = nlohmann::json::object();  // the play settings' values now
   attention::PolicyStats policy;
 };
 
@@ -59,16 +63,11 @@ class PolicyControl {
   virtual void configure(const nlohmann::json& settings) = 0;
   virtual void switch_policy(const std::string& name, const nlohmann::json& settings) = 0;
   virtual void reclassify() = 0;
-  // Note [Masked sampling], live, from the next block on: a token model's temperature, passes
-  // and sureness. Each setter throws wc::Error for a pixel model or a value out of range and
-  // leaves the game unchanged.
-  virtual bool draws_tokens() const = 0;
-  virtual double choice_temperature() const = 0;
-  virtual void set_choice_temperature(double temperature) = 0;
-  virtual int token_passes() const = 0;
-  virtual void set_token_passes(int passes) = 0;
-  virtual double token_sure() const = 0;
-  virtual void set_token_sure(double sure) = 0;
+  // Note [Play settings], live from the next block on: the values now (an empty object for a
+  // model that has none), and some of them set. Throws wc::Error naming the key for a bad one
+  // and leaves the game unchanged.
+  virtual nlohmann::json play_settings() const = 0;
+  virtual void configure_play(const nlohmann::json& settings) = 0;
 };
 
 }  // namespace wc::ui

@@ -67,22 +67,15 @@ void SessionRecorder::finish(const std::vector<Action>& actions_since_reset,
   record["ended"] = reason;
   record["replayable"] = changes_.empty();
   if (meta_.contains("command") && meta_["command"].is_string()) {
-    // The command that rebuilds the source, with the policy (and a token model's sampling) the
-    // recording started with.
+    // The command that rebuilds the source, with the policy and the play settings the recording
+    // started with.
     std::string replay = meta_["command"].get<std::string>();
     if (meta_.contains("policy")) {
       replay += " --policy " + meta_["policy"].get<std::string>() + " --policy-settings '" +
                 meta_.value("policy_settings", nlohmann::json::object()).dump() + "'";
     }
-    if (meta_.contains("choice_temperature") && meta_["choice_temperature"].is_number()) {
-      replay += " --choice-temperature " + meta_["choice_temperature"].dump();
-    }
-    if (meta_.contains("token_passes") && meta_["token_passes"].is_number_integer()) {
-      replay += " --token-passes " + meta_["token_passes"].dump();
-    }
-    if (meta_.contains("token_sure") && meta_["token_sure"].is_number()) {
-      replay += " --token-sure " + meta_["token_sure"].dump();
-    }
+    const nlohmann::json play = meta_.value("play_settings", nlohmann::json::object());
+    if (play.is_object() && !play.empty()) replay += " --play-settings '" + play.dump() + "'";
     replay += " --headless --seed " + std::to_string(meta_.value("seed", uint64_t{0})) +
               " --actions " + (dir / "actions.txt").string() + " --frames " +
               std::to_string(actions_since_reset.size()) + " --out " + (dir / "replay").string();

@@ -116,7 +116,7 @@ TokenConfig read_tokens(ObjectReader& parent, const ModelConfig& config,
     tokens.temperature =
         reader.number("temperature", TokenConfig::kMinTemperature, TokenConfig::kMaxTemperature);
   }
-  if (reader.has("top_p")) tokens.top_p = reader.number("top_p", 1e-6, 1.0);
+  if (reader.has("top_p")) tokens.top_p = reader.number("top_p", TokenConfig::kMinTopP, 1.0);
   if (reader.has("sure")) tokens.sure = reader.number("sure", TokenConfig::kMinSure, 1.0);
   if (reader.has("tile_passes")) tokens.tile_passes = reader.boolean("tile_passes");
   if (reader.has("drawn_quarters")) tokens.drawn_quarters = reader.boolean("drawn_quarters");
@@ -229,31 +229,6 @@ nlohmann::json ModelConfig::policy_settings(const std::string& name,
     if (window.is_number_integer() && window.get<int64_t>() > 0) settings["budget_frames"] = window;
   }
   return settings;
-}
-
-std::string TokenConfig::temperature_problem(double value) const {
-  if (!active()) return "the model draws no tokens (not a token model)";
-  if (!(value >= kMinTemperature && value <= kMaxTemperature)) {
-    return "must be in [" + std::to_string(kMinTemperature) + ", " +
-           std::to_string(kMaxTemperature) + "], got " + std::to_string(value);
-  }
-  return "";
-}
-
-std::string TokenConfig::passes_problem(int value) const {
-  if (!active()) return "the model draws no tokens (not a token model)";
-  if (value < 1 || value > kMaxPasses) {
-    return "must be in [1, " + std::to_string(kMaxPasses) + "], got " + std::to_string(value);
-  }
-  return "";
-}
-
-std::string TokenConfig::sure_problem(double value) const {
-  if (!active()) return "the model draws no tokens (not a token model)";
-  if (!(value >= kMinSure && value <= 1.0)) {
-    return "must be in [" + std::to_string(kMinSure) + ", 1], got " + std::to_string(value);
-  }
-  return "";
 }
 
 namespace {

@@ -73,12 +73,8 @@ struct TokenConfig {
   static constexpr int kMaxPasses = 16;
   static constexpr double kMinSure = 1e-6;
   static constexpr double kMinTemperature = 1e-3, kMaxTemperature = 100.0;
-  // Why `temperature` cannot be this model's token temperature, or "" when it can.
-  std::string temperature_problem(double temperature) const;
-  // Why `passes` cannot be this model's pass count, or "" when it can.
-  std::string passes_problem(int passes) const;
-  // Why `sure` cannot be this model's sureness threshold, or "" when it can.
-  std::string sure_problem(double sure) const;
+  static constexpr double kMinTopP = 1e-6;
+  // Passes, temperature, top_p and sure may change while playing (Note [Play settings]).
 };
 
 // Optional cross-attention to a prompt, as Wan 2.1 conditions on text: {"tokens": 512, "width":

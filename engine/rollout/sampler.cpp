@@ -7,6 +7,7 @@
 
 #include "engine/core/error.h"
 #include "engine/model/dit.h"
+#include "engine/model/play_settings.h"
 #include "engine/model/prediction.h"
 #include "engine/rollout/token_sampler.h"
 
@@ -55,28 +56,16 @@ BlockSampler::BlockSampler(model::CausalDiTImpl& model, attention::AttentionPoli
 
 BlockSampler::~BlockSampler() = default;
 
-void BlockSampler::set_choice_temperature(double temperature) {
-  const std::string problem = tokens_.temperature_problem(temperature);
-  if (!problem.empty()) throw Error("token temperature", problem);
-  if (temperature == tokens_.temperature) return;
-  tokens_.temperature = temperature;
-  forget_recording();
+nlohmann::json BlockSampler::play_settings() const {
+  return model::play_values(tokens_);
 }
 
-void BlockSampler::set_token_passes(int passes) {
-  const std::string problem = tokens_.passes_problem(passes);
-  if (!problem.empty()) throw Error("token passes", problem);
-  if (passes == tokens_.passes) return;
-  tokens_.passes = passes;
-  set_token_schedule();
-  forget_recording();
-}
-
-void BlockSampler::set_token_sure(double sure) {
-  const std::string problem = tokens_.sure_problem(sure);
-  if (!problem.empty()) throw Error("token sureness", problem);
-  if (sure == tokens_.sure) return;
-  tokens_.sure = sure;
+void BlockSampler::configure_play(const nlohmann::json& settings) {
+  model::TokenConfig tokens = model::with_play_settings(tokens_, settings, "play settings");
+  if (model::play_values(tokens) == model::play_values(tokens_)) return;
+  const bool passes_changed = tokens.passes != tokens_.passes;
+  tokens_ = std::move(tokens);
+  if (passes_changed) set_token_schedule();
   forget_recording();
 }
 

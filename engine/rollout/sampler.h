@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
 
@@ -89,16 +90,12 @@ class BlockSampler {
 
   const GraphStats& graph_stats() const { return graph_stats_; }
 
-  // Note [Masked sampling], live: a token model's temperature, its passes per frame and its
-  // sureness, the config's until set, from the next block on. Throws wc::Error for a pixel model
-  // or a value out of range; a change drops the recorded block graph, which recorded the old
-  // setting (Note [Block graph]): the next blocks run eagerly and record again.
-  double choice_temperature() const { return tokens_.temperature; }
-  void set_choice_temperature(double temperature);
-  int token_passes() const { return tokens_.passes; }
-  void set_token_passes(int passes);
-  double token_sure() const { return tokens_.sure; }
-  void set_token_sure(double sure);
+  // Note [Play settings], live from the next block on: the values now (the config's until
+  // configured), and `settings` (some of their keys) applied. Throws wc::Error naming the key for
+  // a bad one, and changes nothing then; a change drops the recorded block graph, which recorded
+  // the old values (Note [Block graph]): the next blocks run eagerly and record again.
+  nlohmann::json play_settings() const;
+  void configure_play(const nlohmann::json& settings);
 
   // Drops the recorded block graph after a setting it baked in changed.
   void forget_recording();

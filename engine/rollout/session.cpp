@@ -18,6 +18,7 @@
 #include "engine/game/game.h"
 #include "engine/model/dit.h"
 #include "engine/model/memory_budget.h"
+#include "engine/model/play_settings.h"
 #include "engine/model/prediction.h"
 #include "engine/model/weights.h"
 #include "engine/rollout/cpu_allocator.h"
@@ -103,11 +104,8 @@ struct Session::Impl {
   attention::ModelShape shape;
   std::unique_ptr<Rollout> rollout;
   bool host_frames = true;  // see Session::set_host_frames
-  // See Session::set_choice_temperature, set_token_passes and set_token_sure; every new sampler
-  // gets them.
-  double choice_temperature = 1.0;
-  int token_passes = 0;
-  double token_sure = 1.0;
+  // The play settings now (see Session::configure_play); every new sampler gets them.
+  nlohmann::json play_settings = nlohmann::json::object();
 
   int frames_per_block() const { return config.frames_per_block; }
 
@@ -163,11 +161,7 @@ struct Session::Impl {
   // a reset keeps the live settings, not the config's).
   std::unique_ptr<BlockSampler> make_sampler(attention::AttentionPolicy& policy) const {
     auto sampler = std::make_unique<BlockSampler>(*model.ptr(), policy, size, options.cuda_graphs);
-    if (config.tokens.active()) {
-      sampler->set_choice_temperature(choice_temperature);
-      sampler->set_token_passes(token_passes);
-      sampler->set_token_sure(token_sure);
-    }
+    sampler->configure_play(play_settings);
     return sampler;
   }
 
@@ -372,9 +366,7 @@ std::unique_ptr<Session> Session::create(const model::ModelConfig& config,
                           config.grid_w(impl->size)};
   impl->shape.device = device;
   impl->shape.dtype = impl->dtype;
-  impl->choice_temperature = config.tokens.temperature;
-  impl->token_passes = config.tokens.passes;
-  impl->token_sure = config.tokens.sure;
+  impl->play_settings = model::play_values(config.tokens);
   impl->rollout = impl->make_rollout(seed, policy_name, impl->policy_settings);
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
@@ -508,29 +500,13 @@ const nlohmann::json& Session::policy_settings() const {
   return impl_->policy_settings;
 }
 
-bool Session::draws_tokens() const {
-  return impl_->config.tokens.active();
+const nlohmann::json& Session::play_settings() const {
+  return impl_->play_settings;
 }
-int Session::token_passes() const {
-  return impl_->token_passes;
-}
-void Session::set_token_passes(int passes) {
-  impl_->rollout->sampler->set_token_passes(passes);  // throws first if it cannot
-  impl_->token_passes = passes;
-}
-double Session::token_sure() const {
-  return impl_->token_sure;
-}
-void Session::set_token_sure(double sure) {
-  impl_->rollout->sampler->set_token_sure(sure);  // throws first if it cannot
-  impl_->token_sure = sure;
-}
-double Session::choice_temperature() const {
-  return impl_->choice_temperature;
-}
-void Session::set_choice_temperature(double temperature) {
-  impl_->rollout->sampler->set_choice_temperature(temperature);  // throws first if it cannot
-  impl_->choice_temperature = temperature;
+void Session::configure_play(const nlohmann::json& settings) {
+  BlockSampler& sampler = *impl_->rollout->sampler;
+  sampler.configure_play(settings);  // throws first if it cannot
+  impl_->play_settings = sampler.play_settings();
 }
 
 SessionStats Session::stats() const {

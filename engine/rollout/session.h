@@ -139,18 +139,12 @@ class Session : public FrameSource {
   void reclassify_policy();
   const std::string& policy_name() const;
   const nlohmann::json& policy_settings() const;
-  // Note [Masked sampling], live: whether the model is a token model, the temperature it draws
-  // its tokens at, its unmasking passes per frame and the sureness at which a place is shown in
-  // any pass (from the next block on; kept across reset(), switch_policy() and load_state(),
-  // which replays under them). Throws wc::Error for a pixel model, a bad temperature, passes
-  // outside [1, 16] or a sureness outside (0, 1]; the Session is unchanged then.
-  bool draws_tokens() const;
-  double choice_temperature() const;
-  void set_choice_temperature(double temperature);
-  int token_passes() const;
-  void set_token_passes(int passes);
-  double token_sure() const;
-  void set_token_sure(double sure);
+  // Note [Play settings], live from the next block on: the values now (the config's until
+  // configured; an empty object for a model that has none), and `settings` (some of their keys)
+  // applied and kept across reset(), switch_policy() and load_state(), which replays under them.
+  // Throws wc::Error naming the key for a bad one; the Session is unchanged then.
+  const nlohmann::json& play_settings() const;
+  void configure_play(const nlohmann::json& settings);
 
   SessionStats stats() const;
   attention::AttentionPolicy& policy();

@@ -99,7 +99,7 @@ TEST(TokenGpu, GraphReplayShowsTheEagerFrames) {
           rollout::Session::create(config, "", policy, {{"window", 4}}, 3, at::kCUDA, options);
       std::vector<at::Tensor> frames;
       for (int i = 0; i < 20; ++i) {
-        if (i == 12) session->set_choice_temperature(0.5);
+        if (i == 12) session->configure_play({{"temperature", 0.5}});
         session->step(static_cast<Action>(i % 5));
         frames.push_back(session->frame_on_device().to(at::kCPU, at::kFloat));
       }
@@ -113,7 +113,7 @@ TEST(TokenGpu, GraphReplayShowsTheEagerFrames) {
   }
 }
 
-// Note [Masked sampling], live: a temperature change drops the recorded block, so replay after it
+// Note [Play settings], live: a temperature change drops the recorded block, so replay after it
 // draws what eager play draws at the new temperature, not what the recording baked in.
 TEST(TokenGpu, ALiveTemperatureReRecordsTheBlock) {
   REQUIRE_CUDA();
@@ -124,7 +124,7 @@ TEST(TokenGpu, ALiveTemperatureReRecordsTheBlock) {
     auto session = rollout::Session::create(c, "", "dense", {{"window", 4}}, 9, at::kCUDA, options);
     std::vector<at::Tensor> frames;
     for (int i = 0; i < 24; ++i) {
-      if (change && i == 12) session->set_choice_temperature(0.05);
+      if (change && i == 12) session->configure_play({{"temperature", 0.05}});
       session->step(static_cast<Action>(1 + i % 4));
       frames.push_back(session->frame_on_device().to(at::kCPU, at::kFloat));
     }

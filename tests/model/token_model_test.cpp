@@ -13,6 +13,7 @@
 #include "engine/model/codebook.h"
 #include "engine/model/dit.h"
 #include "engine/model/model_config.h"
+#include "engine/model/play_settings.h"
 #include "engine/model/tokenizer.h"
 #include "engine/model/weights.h"
 #include "tests/model/model_test_util.h"
@@ -474,6 +475,33 @@ TEST(TileQuarters, AreAVectorPerQuarterAddedToKnownFramesAndStartAtZero) {
   EXPECT_TRUE(loaded->tile_quarters->weight.equal(with->tile_quarters->weight));
   EXPECT_TRUE(loaded->forward_train(batch).equal(known));
   fs::remove_all(dir);
+}
+
+// Note [Play settings]: each play setting is the config's "tokens" key of its name, its field
+// reads back what was written without touching the others, and the panel's range is valid.
+TEST(PlaySettings, EachIsItsConfigKeyAndSetsItsFieldAlone) {
+  const ModelConfig c = testing::tiny_token_config();
+  const nlohmann::json values = play_values(c.tokens);
+  const nlohmann::json written = model_config_to_json(c).at("tokens");
+  ASSERT_EQ(values.size(), play_settings().size());
+  for (const PlaySetting& s : play_settings()) {
+    SCOPED_TRACE(s.key);
+    EXPECT_EQ(values.at(s.key), written.at(s.key));
+    EXPECT_LE(s.min, s.slider_min);
+    EXPECT_LT(s.slider_min, s.slider_max);
+    EXPECT_LE(s.slider_max, s.max);
+    EXPECT_NE(play_setting_problem(s, s.max + 1.0), "");
+    EXPECT_NE(play_setting_problem(s, "1"), "");
+    for (const double v : {s.slider_min, s.slider_max}) {
+      const nlohmann::json value =
+          s.integer ? nlohmann::json(static_cast<int64_t>(v)) : nlohmann::json(v);
+      EXPECT_EQ(play_setting_problem(s, value), "");
+      nlohmann::json expected = values;
+      expected[s.key] = value;
+      EXPECT_EQ(play_values(with_play_settings(c.tokens, {{s.key, value}}, "test")), expected);
+    }
+  }
+  EXPECT_EQ(play_values(testing::tiny_config().tokens), nlohmann::json::object());
 }
 
 }  // namespace

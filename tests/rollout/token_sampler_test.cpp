@@ -13,6 +13,7 @@
 
 #include "engine/core/error.h"
 #include "engine/model/dit.h"
+#include "engine/model/play_settings.h"
 #include "engine/model/tokenizer.h"
 #include "engine/model/weights.h"
 #include "engine/rollout/sampler.h"
@@ -375,9 +376,10 @@ TEST(TokenSession, DrawsCodebookPatchesAndReplaysFromItsSeed) {
   const model::ModelConfig c = testing::tiny_token_config();
   auto a = Session::create(c, "", "dense", {{"window", 4}}, 7, at::kCPU);
   auto b = Session::create(c, "", "dense", {{"window", 4}}, 7, at::kCPU);
-  EXPECT_TRUE(a->draws_tokens());
-  EXPECT_EQ(a->choice_temperature(), c.tokens.temperature);
-  EXPECT_EQ(a->token_passes(), 3);
+  EXPECT_EQ(a->play_settings(), (nlohmann::json{{"temperature", c.tokens.temperature},
+                                                {"top_p", 1.0},
+                                                {"passes", 3},
+                                                {"sure", c.tokens.sure}}));
   const std::vector<uint8_t> frames = play(*a, 5);
   EXPECT_EQ(frames, play(*b, 5));
   // Every patch of every frame is a codebook entry.
@@ -410,19 +412,22 @@ TEST(TokenSession, TilePassesReplayFromTheSeedAndChangeWhatIsDrawn) {
   EXPECT_EQ(misses.item<int64_t>(), 0);
 }
 
-TEST(TokenSession, TemperaturePassesAndSurenessChangeLiveOrAreRefused) {
+// Note [Play settings]: set live, they draw what a session started with them draws; a bad one
+// is refused naming its key and changes nothing, not even the good keys beside it.
+TEST(TokenSession, PlaySettingsChangeLiveOrAreRefused) {
   model::ModelConfig cold = testing::tiny_token_config();
   cold.tokens.temperature = 0.2;
   cold.tokens.passes = 2;
+  cold.tokens.top_p = 0.9;
   // Over 40 tokens every place is at least 1/40 sure: sureness 0.02 shows all in the first pass.
   cold.tokens.sure = 0.02;
   auto live =
       Session::create(testing::tiny_token_config(), "", "headcast", {{"window", 4}}, 9, at::kCPU);
   auto chosen = Session::create(cold, "", "headcast", {{"window", 4}}, 9, at::kCPU);
-  EXPECT_EQ(live->token_sure(), 1.0);
-  live->set_choice_temperature(0.2);
-  live->set_token_passes(2);
-  live->set_token_sure(0.02);
+  EXPECT_EQ(live->play_settings().at("sure"), 1.0);
+  live->configure_play({{"temperature", 0.2}, {"passes", 2}});
+  live->configure_play({{"sure", 0.02}, {"top_p", 0.9}});
+  EXPECT_EQ(live->play_settings(), chosen->play_settings());
   EXPECT_EQ(play(*live, 4), play(*chosen, 4));
   // Showing every place at once draws other frames than spreading them over the passes.
   model::ModelConfig at_once = testing::tiny_token_config();
@@ -431,48 +436,47 @@ TEST(TokenSession, TemperaturePassesAndSurenessChangeLiveOrAreRefused) {
       Session::create(testing::tiny_token_config(), "", "dense", {{"window", 4}}, 9, at::kCPU);
   auto once = Session::create(at_once, "", "dense", {{"window", 4}}, 9, at::kCPU);
   EXPECT_NE(play(*spread, 4), play(*once, 4));
-  for (double bad : {0.0, 1.5}) {
+  const nlohmann::json before = live->play_settings();
+  const std::vector<std::pair<nlohmann::json, std::string>> bad = {
+      {{{"sure", 0.0}}, "'sure': must be in"},
+      {{{"sure", 1.5}}, "'sure': must be in"},
+      {{{"passes", 0}}, "'passes': must be in"},
+      {{{"passes", 2.5}}, "'passes': expected an integer"},
+      {{{"temperature", 0.0}}, "'temperature': must be in"},
+      {{{"top_p", "all"}}, "'top_p': expected a number"},
+      {{{"temprature", 0.5}}, "'temprature': not a play setting"},
+      {{{"passes", 4}, {"temperature", -1.0}}, "'temperature'"},
+      {nlohmann::json::array(), "a JSON object"},
+  };
+  for (const auto& [settings, message] : bad) {
     try {
-      live->set_token_sure(bad);
-      ADD_FAILURE() << "sureness " << bad << " accepted";
+      live->configure_play(settings);
+      ADD_FAILURE() << settings.dump() << " accepted";
     } catch (const Error& e) {
-      EXPECT_THAT(e.what(), HasSubstr("sure"));
+      EXPECT_THAT(e.what(), HasSubstr(message)) << settings.dump();
     }
+    EXPECT_EQ(live->play_settings(), before) << settings.dump();
   }
-  EXPECT_EQ(live->token_sure(), 0.02);
-  try {
-    live->set_token_passes(0);
-    ADD_FAILURE() << "0 passes accepted";
-  } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("passes"));
-  }
-  try {
-    live->set_choice_temperature(0.0);
-    ADD_FAILURE() << "temperature 0 accepted";
-  } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("temperature"));
-  }
-  EXPECT_EQ(live->token_passes(), 2);
-  // A pixel model has no passes.
+  // A pixel model has none.
   auto pixel = Session::create(testing::tiny_config(), "", "dense", {{"window", 4}}, 9, at::kCPU);
-  EXPECT_FALSE(pixel->draws_tokens());
-  EXPECT_THROW(pixel->set_token_passes(2), Error);
-  EXPECT_THROW(pixel->set_token_sure(0.9), Error);
-  EXPECT_THROW(pixel->set_choice_temperature(0.5), Error);
+  EXPECT_EQ(pixel->play_settings(), nlohmann::json::object());
+  pixel->configure_play(nlohmann::json::object());
+  EXPECT_THROW(pixel->configure_play({{"passes", 2}}), Error);
 }
 
-// The sampler's temperature is the token model's, the config's until set.
-TEST(TokenSampler, ItsTemperatureIsTheTokensTemperature) {
+// The sampler's play settings are the token config's until configured.
+TEST(TokenSampler, ItsPlaySettingsAreTheTokenConfigs) {
   model::ModelConfig c = testing::tiny_token_config();
   c.tokens.temperature = 0.75;
   model::CausalDiT dit(c);
   testing::FullHistoryPolicy policy(testing::shape_for(c, c.frame));
   BlockSampler blocks(*dit, policy, c.frame, /*cuda_graphs=*/false);
-  EXPECT_EQ(blocks.choice_temperature(), 0.75);
-  blocks.set_choice_temperature(0.25);
-  EXPECT_EQ(blocks.choice_temperature(), 0.25);
-  EXPECT_THROW(blocks.set_choice_temperature(0.0), Error);
-  EXPECT_EQ(blocks.choice_temperature(), 0.25);
+  EXPECT_EQ(blocks.play_settings(), model::play_values(c.tokens));
+  EXPECT_EQ(blocks.play_settings().at("temperature"), 0.75);
+  blocks.configure_play({{"temperature", 0.25}});
+  EXPECT_EQ(blocks.play_settings().at("temperature"), 0.25);
+  EXPECT_THROW(blocks.configure_play({{"temperature", 0.0}}), Error);
+  EXPECT_EQ(blocks.play_settings().at("temperature"), 0.25);
 }
 
 // Note [Quarter tracking]: the sink frame commits at the config's quarter, and each frame after

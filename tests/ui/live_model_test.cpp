@@ -20,6 +20,7 @@
 #include "engine/core/atomic_file.h"
 #include "engine/game/action_script.h"
 #include "engine/model/dit.h"
+#include "engine/model/play_settings.h"
 #include "engine/model/weights.h"
 #include "engine/rollout/game_source.h"
 #include "engine/rollout/session.h"
@@ -178,80 +179,51 @@ TEST_F(LiveModel, PolicySwitchOnTheThreadKeepsTheGame) {
   EXPECT_EQ(stats->policy_names.size(), attention::policy_names().size());
 }
 
-// Note [Masked sampling]: the temperature command reaches a token model, the recording starts
-// with its temperature in the replay command and notes the change; a pixel model rejects it and
-// plays on.
-TEST_F(LiveModel, ChoiceTemperatureCommandReachesTheSession) {
+// Note [Play settings]: the command reaches a token model, the recording starts with the
+// settings in its replay command and notes the change; a bad key is refused and the game plays
+// on; a pixel model rejects every key and plays on.
+TEST_F(LiveModel, PlaySettingsCommandReachesTheSession) {
   model::ModelConfig config = wc::testing::tiny_token_config();
   config.tokens.temperature = 0.5;
-  auto session = Session::create(config, "", "dense", {{"window", 3}}, 11, at::kCPU);
-  SessionControl control(*session);
-  HeadlessRenderer renderer(*context_, 16, 16, 16, 16);
-  InferenceThread inference(*session, renderer.sink(), &control, recorded_play_options());
-  const fs::path record = dir_ / "rec";
-  inference.send(InferenceCommand::start_recording(record.string()));
-  inference.start();
-  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return s.frames_produced >= 2; }, kWait));
-  EXPECT_TRUE(inference.stats()->run.draws_tokens);
-  EXPECT_EQ(inference.stats()->run.choice_temperature, 0.5);
-  inference.send(InferenceCommand::set_choice_temperature(0.125));
-  ASSERT_TRUE(inference.wait_for(
-      [](const LiveStats& s) { return s.run.choice_temperature == 0.125; }, kWait));
-  inference.send(InferenceCommand::stop_recording());
-  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return !s.recording; }, kWait));
-  const std::shared_ptr<const LiveStats> stats = inference.stats();
-  inference.stop();
-  EXPECT_TRUE(stats->error.empty()) << stats->error;
-  EXPECT_EQ(session->choice_temperature(), 0.125);
-  std::ifstream record_json(record / "record.json");
-  const nlohmann::json meta = nlohmann::json::parse(record_json);
-  EXPECT_EQ(meta["choice_temperature"], 0.5);
-  EXPECT_THAT(meta["replay_command"].get<std::string>(), HasSubstr("--choice-temperature 0.5"));
-  EXPECT_EQ(meta["replayable"], false);
-  ASSERT_EQ(meta["changes"].size(), 1u);
-  EXPECT_THAT(meta["changes"][0]["what"].get<std::string>(), HasSubstr("choice temperature 0.125"));
-
-  const auto plain = rejected_by_a_plain_model(InferenceCommand::set_choice_temperature(0.5));
-  EXPECT_THAT(plain->error, HasSubstr("the model draws no tokens"));
-  EXPECT_FALSE(plain->run.draws_tokens);
-}
-
-// Note [Masked sampling]: the sureness command reaches a token model, the recording starts with
-// its passes and sureness in the replay command and notes the change; a pixel model rejects it
-// and plays on.
-TEST_F(LiveModel, TokenSurenessCommandReachesTheSession) {
-  model::ModelConfig config = wc::testing::tiny_token_config();
   config.tokens.sure = 0.5;
   auto session = Session::create(config, "", "dense", {{"window", 3}}, 11, at::kCPU);
   SessionControl control(*session);
+  ASSERT_EQ(control.geometry().play.size(), model::play_settings().size());
   HeadlessRenderer renderer(*context_, 16, 16, 16, 16);
   InferenceThread inference(*session, renderer.sink(), &control, recorded_play_options());
   const fs::path record = dir_ / "rec";
   inference.send(InferenceCommand::start_recording(record.string()));
   inference.start();
   ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return s.frames_produced >= 2; }, kWait));
-  EXPECT_TRUE(inference.stats()->run.draws_tokens);
-  EXPECT_EQ(inference.stats()->run.token_sure, 0.5);
-  inference.send(InferenceCommand::set_token_sure(0.75));
-  ASSERT_TRUE(
-      inference.wait_for([](const LiveStats& s) { return s.run.token_sure == 0.75; }, kWait));
+  const nlohmann::json started = inference.stats()->run.play;
+  EXPECT_EQ(started.at("temperature"), 0.5);
+  EXPECT_EQ(started.at("sure"), 0.5);
+  inference.send(InferenceCommand::configure_play({{"temperature", 0.125}, {"passes", 2}}));
+  ASSERT_TRUE(inference.wait_for(
+      [](const LiveStats& s) { return s.run.play.value("temperature", 0.0) == 0.125; }, kWait));
+  inference.send(InferenceCommand::configure_play({{"passes", 99}}));
+  ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return !s.error.empty(); }, kWait));
+  EXPECT_THAT(inference.stats()->error, HasSubstr("'passes': must be in"));
   inference.send(InferenceCommand::stop_recording());
   ASSERT_TRUE(inference.wait_for([](const LiveStats& s) { return !s.recording; }, kWait));
   const std::shared_ptr<const LiveStats> stats = inference.stats();
   inference.stop();
-  EXPECT_TRUE(stats->error.empty()) << stats->error;
-  EXPECT_EQ(session->token_sure(), 0.75);
+  EXPECT_FALSE(stats->failed);
+  EXPECT_EQ(session->play_settings().at("temperature"), 0.125);
+  EXPECT_EQ(session->play_settings().at("passes"), 2);
   std::ifstream record_json(record / "record.json");
   const nlohmann::json meta = nlohmann::json::parse(record_json);
-  EXPECT_EQ(meta["token_sure"], 0.5);
-  EXPECT_THAT(meta["replay_command"].get<std::string>(), HasSubstr("--token-passes 3"));
-  EXPECT_THAT(meta["replay_command"].get<std::string>(), HasSubstr("--token-sure 0.5"));
+  EXPECT_EQ(meta["play_settings"], started);
+  const std::string replay = meta["replay_command"].get<std::string>();
+  EXPECT_THAT(replay, HasSubstr("--play-settings '" + started.dump() + "'"));
+  EXPECT_EQ(meta["replayable"], false);
   ASSERT_EQ(meta["changes"].size(), 1u);
-  EXPECT_THAT(meta["changes"][0]["what"].get<std::string>(), HasSubstr("token sure 0.75"));
+  EXPECT_THAT(meta["changes"][0]["what"].get<std::string>(), HasSubstr("play {"));
 
-  const auto plain = rejected_by_a_plain_model(InferenceCommand::set_token_sure(0.5));
+  const auto plain =
+      rejected_by_a_plain_model(InferenceCommand::configure_play({{"temperature", 0.5}}));
   EXPECT_THAT(plain->error, HasSubstr("the model draws no tokens"));
-  EXPECT_FALSE(plain->run.draws_tokens);
+  EXPECT_EQ(plain->run.play, nlohmann::json::object());
 }
 
 // A source without a policy (the game) rejects a model's command and plays on.
@@ -262,7 +234,7 @@ TEST_F(LiveModel, ACommandToASourceWithoutAPolicyIsRejected) {
   HeadlessRenderer game_renderer(*context_, 16, 16, 16, 16);
   InferenceThread game_inference(*game, game_renderer.sink(), nullptr, options);
   game_inference.start();
-  game_inference.send(InferenceCommand::set_token_passes(2));
+  game_inference.send(InferenceCommand::configure_play({{"passes", 2}}));
   ASSERT_TRUE(game_inference.wait_for([](const LiveStats& s) { return !s.error.empty(); }, kWait));
   const std::shared_ptr<const LiveStats> stats = game_inference.stats();
   game_inference.stop();

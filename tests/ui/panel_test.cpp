@@ -55,7 +55,7 @@ LiveStats model_stats(const nlohmann::json& settings, const std::string& policy 
   s.policy = policy;
   s.policy_names = {"dense", "headcast", "tempcache"};
   s.settings = settings;
-  s.geometry = {3, 4, 2, 16, 16, {"dense", "sink", "dummy", "spatial", "global", "neighbour"}};
+  s.geometry = {3, 4, 2, 16, 16, {"dense", "sink", "dummy", "spatial", "global", "neighbour"}, {}};
   const HeadType types[] = {HeadType::kSink, HeadType::kDummy, HeadType::kSpatial,
                             HeadType::kGlobal};
   s.run.policy.heads.assign(3, std::vector<attention::HeadStats>(4));
@@ -300,13 +300,13 @@ TEST(PanelModel, WorstTokenBecomesAConfigureCommand) {
   EXPECT_EQ(c[1].settings, (nlohmann::json{{"worst_token", false}}));
 }
 
-TEST(PanelModel, ChoiceTemperatureBecomesACommand) {
+TEST(PanelModel, PlaySettingsBecomeACommand) {
   PanelModel model(0, ".");
-  model.set_choice_temperature(0.25);
+  model.configure_play({{"temperature", 0.25}});
   const auto c = model.take_commands();
   ASSERT_EQ(c.size(), 1u);
-  EXPECT_EQ(c[0].kind, Kind::kSetChoiceTemperature);
-  EXPECT_EQ(c[0].value, 0.25);
+  EXPECT_EQ(c[0].kind, Kind::kConfigurePlay);
+  EXPECT_EQ(c[0].settings, (nlohmann::json{{"temperature", 0.25}}));
 }
 
 TEST(PanelModel, RecordStartsInAFreshFolderAndStops) {
@@ -395,15 +395,20 @@ TEST_F(PanelDraw, ModelSourceDrawsTheHeadMap) {
   EXPECT_TRUE(model.take_commands().empty());
 }
 
-// Note [Masked sampling]: the token sliders are drawn for a token model only.
-TEST_F(PanelDraw, TokenSlidersOnlyForATokenModel) {
+// Note [Play settings]: a slider for each play setting the model has and reports a value of.
+TEST_F(PanelDraw, PlaySlidersForTheSettingsTheModelHas) {
   PanelModel model(0, ".");
   LiveStats stats = model_stats({{"theta_sink", 0.9}, {"window", 6}});
   model.observe(stats);
   const int without = draw(&stats, model);
-  stats.run.draws_tokens = true;
-  stats.run.token_passes = 3;
-  EXPECT_GT(draw(&stats, model), without);
+  stats.geometry.play = {{"passes", "passes", "unmasking passes", true, 1, 8},
+                         {"temperature", "token t", "how boldly", false, 0.05, 2.0}};
+  EXPECT_EQ(draw(&stats, model), without);  // no values yet: nothing to show
+  stats.run.play = {{"passes", 3}};
+  const int one = draw(&stats, model);
+  EXPECT_GT(one, without);
+  stats.run.play["temperature"] = 1.0;
+  EXPECT_GT(draw(&stats, model), one);
   EXPECT_TRUE(model.take_commands().empty());
 }
 

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "engine/core/json_text.h"
 #include "engine/core/log.h"
 #include "engine/game/action_script.h"
+#include "engine/model/play_settings.h"
 #include "engine/rollout/game_source.h"
 #include "ui/cli/command.h"
 #include "ui/frame_path.h"
@@ -31,9 +33,8 @@ struct PlayOptions {
   std::string policy;  // empty: the model config's default_policy
   std::string policy_settings = "{}";
   std::string cuda_graphs = "on";
-  double choice_temperature = 0.0;
-  int token_passes = 0;
-  double token_sure = 0.0;
+  std::string play_settings = "{}";
+  std::map<std::string, std::string> play_flags;  // a play setting's key -> its flag's text
   std::string device = "auto";
   bool headless = false;
   int frames = 60;
@@ -97,10 +98,26 @@ std::string choose_source(PlayOptions& o) {
   return "game";
 }
 
-nlohmann::json parse_settings(const std::string& text) {
-  nlohmann::json json = parse_json(text, "--policy-settings");
-  if (!json.is_object()) throw Error("--policy-settings", "must be a JSON object");
+nlohmann::json parse_settings(const std::string& text, const std::string& flag) {
+  nlohmann::json json = parse_json(text, flag);
+  if (!json.is_object()) throw Error(flag, "must be a JSON object");
   return json;
+}
+
+// Note [Play settings]: --play-settings with each setting's own flag over it, every value
+// checked here against its setting's range, naming the flag.
+nlohmann::json play_settings_of(const PlayOptions& o) {
+  nlohmann::json play = parse_settings(o.play_settings, "--play-settings");
+  for (const model::PlaySetting& setting : model::play_settings()) {
+    const auto given = o.play_flags.find(setting.key);
+    if (given == o.play_flags.end() || given->second.empty()) continue;
+    const std::string flag = "--" + setting.flag;
+    const nlohmann::json value = parse_json(given->second, flag);
+    const std::string problem = model::play_setting_problem(setting, value);
+    if (!problem.empty()) throw Error(flag, problem);
+    play[setting.key] = value;
+  }
+  return play;
 }
 
 int report_headless(const ui::HeadlessReport& r, const PlayOptions& o) {
@@ -182,6 +199,10 @@ int play(PlayOptions o) {
   present.scale_mode = o.fit ? ui::ScaleMode::kFit : ui::ScaleMode::kInteger;
   const std::vector<Action> actions = load_actions(o.actions_file);
   const std::string kind = choose_source(o);
+  const nlohmann::json play_settings = play_settings_of(o);
+  if (kind != "model" && !play_settings.empty()) {
+    throw Error("--play-settings", "only a model has play settings; the source is the " + kind);
+  }
 
   std::unique_ptr<FrameSource> game;
   ui::ModelSource model;
@@ -193,13 +214,11 @@ int play(PlayOptions o) {
     m.weights = o.weights;
     m.config = o.config;
     m.policy = o.policy;
-    m.policy_settings = parse_settings(o.policy_settings);
+    m.policy_settings = parse_settings(o.policy_settings, "--policy-settings");
     m.device = o.device;
     m.seed = o.seed;
     m.cuda_graphs = o.cuda_graphs == "on";
-    m.choice_temperature = o.choice_temperature;
-    m.token_passes = o.token_passes;
-    m.token_sure = o.token_sure;
+    m.play_settings = play_settings;
     model = ui::make_model_source(m);
     log_info(model.summary);
     control = std::make_unique<ui::SessionControl>(*model.session);
@@ -237,6 +256,7 @@ int play(PlayOptions o) {
     if (control) {
       options.source_meta["policy"] = control->policy_name();
       options.source_meta["policy_settings"] = control->policy_settings();
+      options.source_meta["play_settings"] = control->play_settings();
     }
     return report_headless(ui::run_headless(options, *source), o);
   }
@@ -291,16 +311,17 @@ const bool kRegistered = register_command("play", [](CLI::App& app) {
   cmd->add_option("--policy-settings", o->policy_settings, "The policy's settings as JSON")
       ->capture_default_str();
   cmd->add_option("--device", o->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
-  cmd->add_option("--choice-temperature", o->choice_temperature,
-                  "the temperature a token model draws its tokens at (Note [Masked sampling]); "
-                  "0: the model config's. The panel's slider changes it live");
-  cmd->add_option("--token-passes", o->token_passes,
-                  "a token model's unmasking passes per frame (Note [Masked sampling]), in "
-                  "[1, 16]; 0: the model config's. The panel's slider changes it live");
-  cmd->add_option("--token-sure", o->token_sure,
-                  "a token model's sureness at which a place is shown in any pass (Note [Masked "
-                  "sampling]), in (0, 1]; 1: MaskGIT's fixed schedule; 0: the model config's. "
-                  "The panel's slider changes it live");
+  cmd->add_option("--play-settings", o->play_settings,
+                  "How a token model draws its frames, as JSON: some of the keys the flags below "
+                  "set (Note [Play settings]); the model config's for the rest. The panel's "
+                  "sliders change them live")
+      ->capture_default_str();
+  for (const model::PlaySetting& setting : model::play_settings()) {
+    cmd->add_option("--" + setting.flag, o->play_flags[setting.key],
+                    setting.help + " (play setting '" + setting.key +
+                        "'; default: the model "
+                        "config's)");
+  }
   cmd->add_option("--cuda-graphs", o->cuda_graphs,
                   "on or off: replay each block's denoising forwards from a CUDA graph once the "
                   "policy allows it (CUDA only)")
