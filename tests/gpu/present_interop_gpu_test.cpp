@@ -18,11 +18,11 @@
 #include "engine/rollout/decode.h"
 #include "engine/rollout/session.h"
 #include "engine/rollout/session_state.h"
-#include "ui/cpu_frame_sink.h"
-#include "ui/cuda_frame_sink.h"
-#include "ui/frame_path.h"
-#include "ui/headless_renderer.h"
-#include "ui/source_publish.h"
+#include "ui/frames/cpu_frame_sink.h"
+#include "ui/frames/cuda_frame_sink.h"
+#include "ui/frames/frame_path.h"
+#include "ui/frames/headless_renderer.h"
+#include "ui/frames/source_publish.h"
 #include "ui/vulkan/context.h"
 
 namespace wc::ui {

@@ -1,5 +1,5 @@
 // FramePacer (Note [Game frame rate]): credits per presented frame, on a clock or not.
-#include "ui/frame_pacer.h"
+#include "ui/inference/frame_pacer.h"
 
 #include <gtest/gtest.h>
 

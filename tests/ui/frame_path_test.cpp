@@ -10,9 +10,9 @@
 #include "engine/rollout/session.h"
 #include "tests/model/model_test_util.h"
 #include "tests/ui/test_pattern_source.h"
-#include "ui/frame_path.h"
-#include "ui/headless_renderer.h"
-#include "ui/source_publish.h"
+#include "ui/frames/frame_path.h"
+#include "ui/frames/headless_renderer.h"
+#include "ui/frames/source_publish.h"
 #include "ui/vulkan/context.h"
 
 namespace wc::ui {

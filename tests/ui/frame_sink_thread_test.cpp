@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "ui/headless_renderer.h"
+#include "ui/frames/headless_renderer.h"
 #include "ui/vulkan/context.h"
 
 namespace wc::ui {

@@ -6,8 +6,8 @@
 
 #include "engine/rollout/game_source.h"
 #include "tests/ui/test_pattern_source.h"
-#include "ui/frame_producer.h"
-#include "ui/headless_renderer.h"
+#include "ui/frames/frame_producer.h"
+#include "ui/frames/headless_renderer.h"
 #include "ui/vulkan/context.h"
 
 namespace wc::ui {

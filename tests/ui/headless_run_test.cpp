@@ -18,7 +18,7 @@
 
 #include "engine/core/error.h"
 #include "tests/ui/test_pattern_source.h"
-#include "ui/headless_runner.h"
+#include "ui/frames/headless_runner.h"
 
 namespace wc::ui {
 namespace {

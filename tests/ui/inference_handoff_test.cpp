@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "tests/ui/counter_source.h"
-#include "ui/headless_renderer.h"
-#include "ui/inference_thread.h"
+#include "ui/frames/headless_renderer.h"
+#include "ui/inference/inference_thread.h"
 #include "ui/vulkan/context.h"
 
 // lavapipe and the Vulkan validation layer are not built with TSan: their own synchronisation

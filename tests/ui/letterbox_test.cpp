@@ -1,7 +1,7 @@
 // Letterbox arithmetic (pure CPU).
 #include <gtest/gtest.h>
 
-#include "ui/letterbox.h"
+#include "ui/frames/letterbox.h"
 
 namespace wc::ui {
 namespace {

@@ -25,11 +25,11 @@
 #include "engine/rollout/game_source.h"
 #include "engine/rollout/session.h"
 #include "tests/model/model_test_util.h"
-#include "ui/headless_renderer.h"
-#include "ui/headless_runner.h"
-#include "ui/inference_thread.h"
-#include "ui/model_source.h"
-#include "ui/session_recorder.h"
+#include "ui/frames/headless_renderer.h"
+#include "ui/frames/headless_runner.h"
+#include "ui/inference/inference_thread.h"
+#include "ui/inference/model_source.h"
+#include "ui/inference/session_recorder.h"
 #include "ui/vulkan/context.h"
 
 namespace wc::ui {

@@ -8,10 +8,10 @@
 #include <cmath>
 
 #include "engine/attention/registry.h"
-#include "ui/action_mailbox.h"
-#include "ui/frame_time_history.h"
-#include "ui/panel.h"
-#include "ui/panel_model.h"
+#include "ui/inference/action_mailbox.h"
+#include "ui/window/frame_time_history.h"
+#include "ui/window/panel.h"
+#include "ui/window/panel_model.h"
 
 namespace wc::ui {
 namespace {

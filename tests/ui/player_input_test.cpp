@@ -4,7 +4,7 @@
 #define GLFW_INCLUDE_NONE  // key codes only: no OpenGL headers (absent on the GPU machine)
 #include <GLFW/glfw3.h>
 
-#include "ui/player_input.h"
+#include "ui/window/player_input.h"
 
 namespace wc::ui {
 namespace {

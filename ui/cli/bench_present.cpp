@@ -11,7 +11,7 @@
 #include "engine/core/atomic_file.h"
 #include "engine/core/error.h"
 #include "ui/cli/bench.h"
-#include "ui/present_bench.h"
+#include "ui/frames/present_bench.h"
 
 namespace wc::cli {
 namespace {

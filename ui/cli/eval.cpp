@@ -22,8 +22,8 @@
 #include "engine/eval/run_eval.h"
 #include "engine/model/model_config.h"
 #include "ui/cli/command.h"
-#include "ui/model_source.h"
-#include "ui/screenshot.h"
+#include "ui/frames/screenshot.h"
+#include "ui/inference/model_source.h"
 
 namespace wc::cli {
 namespace {

@@ -16,7 +16,7 @@
 #include "engine/model/model_config.h"
 #include "engine/model/weights.h"
 #include "ui/cli/command.h"
-#include "ui/model_source.h"
+#include "ui/inference/model_source.h"
 
 namespace wc::cli {
 namespace {

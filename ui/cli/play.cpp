@@ -1,6 +1,7 @@
 // `worldcast play`: the windowed player, or with --headless N frames to PNG, frames.jsonl and
 // run.json, from the world model (--source model) or the reference game (--source game). Thin:
-// parses options and calls ui/model_source.h, ui/window_player.h or ui/headless_runner.h.
+// parses options and calls ui/inference/model_source.h, ui/window/window_player.h or
+// ui/frames/headless_runner.h.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -15,11 +16,11 @@
 #include "engine/model/play_settings.h"
 #include "engine/rollout/game_source.h"
 #include "ui/cli/command.h"
-#include "ui/frame_path.h"
-#include "ui/headless_runner.h"
-#include "ui/model_source.h"
-#include "ui/source_publish.h"
-#include "ui/window_player.h"
+#include "ui/frames/frame_path.h"
+#include "ui/frames/headless_runner.h"
+#include "ui/frames/source_publish.h"
+#include "ui/inference/model_source.h"
+#include "ui/window/window_player.h"
 
 namespace wc::cli {
 namespace {
@@ -166,7 +167,7 @@ int report_window(const ui::WindowReport& r, const PlayOptions& o) {
   return rc;
 }
 
-// The frame path hooks for --frame-path (ui/frame_path.h): the CUDA path hands the Session's
+// The frame path hooks for --frame-path (ui/frames/frame_path.h): the CUDA path hands the Session's
 // device frames to the sink without a copy to the host; it falls back to the CPU path, logged.
 ui::FrameRoute frame_route(const PlayOptions& o, FrameSource& source,
                            const ui::ModelSource& model) {

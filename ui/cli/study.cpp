@@ -23,7 +23,7 @@
 #include "engine/eval/timestep_study.h"
 #include "engine/model/model_config.h"
 #include "ui/cli/command.h"
-#include "ui/model_source.h"
+#include "ui/inference/model_source.h"
 
 namespace wc::cli {
 namespace {

@@ -31,7 +31,7 @@ struct ContextOptions {
   // and fall back from: compare Context::device_uuid().
   std::optional<DeviceUuid> device_uuid;
   // Enables VK_KHR_external_memory_fd and VK_KHR_external_semaphore_fd where the device has them
-  // (the CUDA frame path, ui/cuda_frame_sink.h); a device without them is still accepted.
+  // (the CUDA frame path, ui/frames/cuda_frame_sink.h); a device without them is still accepted.
   bool external_interop = false;
 };
 

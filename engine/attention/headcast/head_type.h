@@ -54,7 +54,7 @@ struct CastThresholds {
 // HeadCast's rule on a head's scores: Dummy if S_dummy ≥ θ_d; else Sink if S_sink ≥ θ_s; else
 // Spatial if M_sp ≥ θ_sp and S_sp ≥ θ_sc; else Global. The scores already carry γ and the
 // worst-token choice; only the θs are read. The policy casts with it (cast_head) and the panel
-// previews a cast with it (Note [Cast preview] in ui/panel_model.h).
+// previews a cast with it (Note [Cast preview] in ui/window/panel_model.h).
 inline HeadType cast_by_rule(double sink, double dummy, double spatial_mean, double spatial_score,
                              const CastThresholds& t) {
   if (dummy >= t.theta_dummy) return HeadType::kDummy;
