@@ -372,6 +372,22 @@ WC_API wc_result wc_session_get_settings(wc_session session, char* buffer, uint3
       [&](PluginSession& s) { return copy_out_string(s.settings(), buffer, capacity, length); });
 }
 
+WC_API wc_result wc_session_set_play_settings(wc_session session, const char* settings_json) {
+  return with_session("wc_session_set_play_settings", session, WC_RESULT_ERROR_INVALID_ARGUMENT,
+                      [&](PluginSession& s) {
+                        s.set_play_settings(required_text(settings_json, "settings_json"));
+                        return WC_RESULT_OK;
+                      });
+}
+
+WC_API wc_result wc_session_get_play_settings(wc_session session, char* buffer, uint32_t capacity,
+                                              uint32_t* length) {
+  return with_session("wc_session_get_play_settings", session, WC_RESULT_ERROR_INTERNAL,
+                      [&](PluginSession& s) {
+                        return copy_out_string(s.play_settings(), buffer, capacity, length);
+                      });
+}
+
 WC_API wc_result wc_session_set_policy(wc_session session, const char* policy,
                                        const char* settings_json) {
   return with_session(

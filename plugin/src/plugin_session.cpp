@@ -153,16 +153,17 @@ rollout::Session& PluginSession::model() const {
   return *model_;
 }
 
-nlohmann::json PluginSession::parse_settings(const std::string& json) const {
+nlohmann::json PluginSession::parse_settings(const std::string& json, const char* what) const {
   nlohmann::json settings;
   try {
     // Note [Checked JSON]: numbers out of range and keys given twice are refused by field.
-    settings = parse_json(json, "policy settings");
+    settings = parse_json(json, what);
   } catch (const Error& error) {
     throw PluginError(WC_RESULT_ERROR_INVALID_ARGUMENT, error.what());
   }
   if (!settings.is_object()) {
-    throw PluginError(WC_RESULT_ERROR_INVALID_ARGUMENT, "settings must be a JSON object");
+    throw PluginError(WC_RESULT_ERROR_INVALID_ARGUMENT,
+                      std::string(what) + " must be a JSON object");
   }
   return settings;
 }
@@ -220,6 +221,7 @@ PluginSession::Snapshot PluginSession::take_snapshot(double step_ms) const {
       }
     }
     snap.settings = model_->policy().settings().dump();
+    snap.play = model_->play_settings().dump();
   }
   return snap;
 }
@@ -464,6 +466,24 @@ std::string PluginSession::settings() const {
   model();
   std::lock_guard<std::mutex> lock(state_mutex_);
   return snapshot_.settings;
+}
+
+void PluginSession::set_play_settings(const std::string& json) {
+  rollout::Session& session = model();
+  const nlohmann::json settings = parse_settings(json, "play settings");
+  std::lock_guard<std::mutex> work(work_mutex_);
+  try {
+    session.configure_play(settings);  // leaves the Session unchanged when it throws
+  } catch (const Error& error) {
+    throw PluginError(WC_RESULT_ERROR_INVALID_ARGUMENT, error.what());
+  }
+  refresh_snapshot();
+}
+
+std::string PluginSession::play_settings() const {
+  model();
+  std::lock_guard<std::mutex> lock(state_mutex_);
+  return snapshot_.play;
 }
 
 void PluginSession::set_policy(const std::string& name, const std::string& json) {

@@ -45,6 +45,9 @@ class PluginSession final : public ErrorSink {
   wc_result get_stats(wc_stats& stats) const;
   void set_settings(const std::string& json);
   std::string settings() const;
+  // Note [Play settings]: a token model's, live from the next block.
+  void set_play_settings(const std::string& json);
+  std::string play_settings() const;
   void set_policy(const std::string& name, const std::string& json);
   void save_state(const std::string& path);
   void load_state(const std::string& path);
@@ -55,6 +58,7 @@ class PluginSession final : public ErrorSink {
     std::vector<uint8_t> head_types;
     std::vector<float> head_scores;
     std::string settings = "{}";
+    std::string play = "{}";
   };
 
   rollout::Session& model() const;  // throws UNSUPPORTED for the game source
@@ -65,7 +69,8 @@ class PluginSession final : public ErrorSink {
   Snapshot take_snapshot(double step_ms) const;
   // Replaces the snapshot after a settings or policy change (no new frame).
   void refresh_snapshot();
-  nlohmann::json parse_settings(const std::string& json) const;
+  nlohmann::json parse_settings(const std::string& json,
+                                const char* what = "policy settings") const;
   // Validates a policy name and settings by creating a throwaway policy; returns its canonical
   // name ("combined" -> "headcast+tempcache").
   std::string check_settings(const std::string& policy, const nlohmann::json& settings) const;

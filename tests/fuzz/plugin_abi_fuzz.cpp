@@ -105,6 +105,8 @@ const char* const kSettings[] = {"{}",
                                  "[1]",
                                  "{\"x\": 1}",
                                  "{\"budget_frames\": 0.5}",
+                                 "{\"passes\": 2, \"temperature\": 0.5}",
+                                 "{\"top_p\": 1e400}",
                                  "{",
                                  "null"};
 
@@ -206,7 +208,7 @@ struct Input {
     bool valid = false;
     const wc_session s = handle(&valid);
     wc_result r = WC_RESULT_OK;
-    switch (data.ConsumeIntegralInRange(0, 12)) {
+    switch (data.ConsumeIntegralInRange(0, 14)) {
       case 0:
         r = wc_session_push_action(s, data.ConsumeIntegralInRange(-2, 8));
         break;
@@ -237,7 +239,7 @@ struct Input {
         break;
       }
       case 8:
-        r = get_text(s, /*settings=*/true);
+        r = get_text(s, Text::kSettings);
         break;
       case 9: {
         const std::string policy = data.ConsumeBool()
@@ -255,7 +257,15 @@ struct Input {
         r = load_state(s);
         break;
       case 12:
-        r = get_text(s, /*settings=*/false);
+        r = get_text(s, Text::kLastError);
+        break;
+      case 13: {
+        const std::string settings = text();
+        r = wc_session_set_play_settings(s, data.ConsumeBool() ? settings.c_str() : nullptr);
+        break;
+      }
+      case 14:
+        r = get_text(s, Text::kPlaySettings);
         break;
     }
     check_result(r);
@@ -302,14 +312,18 @@ struct Input {
     return wc_session_get_stats(s, &stats);
   }
 
-  // Two-call idiom of get_settings / session_last_error with a buffer of any capacity.
-  wc_result get_text(wc_session s, bool settings) {
+  // Two-call idiom of get_settings / get_play_settings / session_last_error with a buffer of any
+  // capacity.
+  enum class Text { kSettings, kPlaySettings, kLastError };
+  wc_result get_text(wc_session s, Text which) {
     const uint32_t capacity = data.ConsumeIntegralInRange<uint32_t>(0, 300);
     std::vector<char> buffer(capacity + 1, '\x7f');
     uint32_t length = 0;
     char* out = capacity > 0 ? buffer.data() : nullptr;
-    const wc_result r = settings ? wc_session_get_settings(s, out, capacity, &length)
-                                 : wc_session_last_error(s, out, capacity, &length);
+    const wc_result r =
+        which == Text::kSettings       ? wc_session_get_settings(s, out, capacity, &length)
+        : which == Text::kPlaySettings ? wc_session_get_play_settings(s, out, capacity, &length)
+                                       : wc_session_last_error(s, out, capacity, &length);
     require(buffer[capacity] == '\x7f', "wrote past the buffer's capacity");
     if (r >= 0 && capacity > 0) {
       require(std::memchr(buffer.data(), '\0', capacity) != nullptr,

@@ -173,6 +173,9 @@ TEST(PluginHandles, NullStaleAndWrongTypeHandlesAreRejected) {
       {"get_stats", [&](wc_session s) { return wc_session_get_stats(s, &stats); }},
       {"set_settings", [](wc_session s) { return wc_session_set_settings(s, "{}"); }},
       {"get_settings", [&](wc_session s) { return wc_session_get_settings(s, text, 64, &length); }},
+      {"set_play_settings", [](wc_session s) { return wc_session_set_play_settings(s, "{}"); }},
+      {"get_play_settings",
+       [&](wc_session s) { return wc_session_get_play_settings(s, text, 64, &length); }},
       {"set_policy", [](wc_session s) { return wc_session_set_policy(s, "dense", nullptr); }},
       {"save_state", [](wc_session s) { return wc_session_save_state(s, "/tmp/x.state"); }},
       {"load_state", [](wc_session s) { return wc_session_load_state(s, "/tmp/x.state"); }},
@@ -430,6 +433,9 @@ TEST(PluginGameSource, ModelOnlyCallsAreUnsupported) {
   uint32_t length = 0;
   EXPECT_EQ(wc_session_set_settings(session.get(), "{}"), WC_RESULT_ERROR_UNSUPPORTED);
   EXPECT_EQ(wc_session_get_settings(session.get(), text, 32, &length), WC_RESULT_ERROR_UNSUPPORTED);
+  EXPECT_EQ(wc_session_set_play_settings(session.get(), "{}"), WC_RESULT_ERROR_UNSUPPORTED);
+  EXPECT_EQ(wc_session_get_play_settings(session.get(), text, 32, &length),
+            WC_RESULT_ERROR_UNSUPPORTED);
   EXPECT_EQ(wc_session_set_policy(session.get(), "dense", "{}"), WC_RESULT_ERROR_UNSUPPORTED);
   EXPECT_EQ(wc_session_save_state(session.get(), "/tmp/wc_game.state"),
             WC_RESULT_ERROR_UNSUPPORTED);

@@ -37,6 +37,60 @@ fs::path temp_dir(const std::string& name) {
   return dir;
 }
 
+std::string play_settings(wc_session session) {
+  uint32_t length = 0;
+  EXPECT_EQ(wc_session_get_play_settings(session, nullptr, 0, &length), WC_RESULT_OK);
+  std::string text(length, '\0');
+  EXPECT_EQ(wc_session_get_play_settings(session, text.data(), length, &length), WC_RESULT_OK);
+  text.resize(length - 1);
+  return text;
+}
+
+// Note [Play settings] through the C ABI: a token model's settings change live and are checked
+// before anything changes; a pixel model has none and refuses every key.
+TEST(PluginModel, PlaySettingsChangeLiveOrAreRefused) {
+  Runtime runtime;
+  wc_session_desc desc = model_desc("dense", "{\"window\": 2}");
+  desc.config = WC_TEST_GAME_TILES_CONFIG;
+  Session session(runtime.get(), desc);
+  const nlohmann::json before = nlohmann::json::parse(play_settings(session.get()));
+  EXPECT_EQ(before.at("passes"), 3) << before;
+  step(session.get(), WC_ACTION_RIGHT);
+  const char* bad[] = {"{\"passes\": ",
+                       "[]",
+                       "{\"passes\": 0}",
+                       "{\"passes\": 2.5}",
+                       "{\"temperature\": 1e400}",
+                       "{\"bogus\": 1}",
+                       "{\"passes\": 2, \"sure\": 2}"};
+  for (const char* json : bad) {
+    EXPECT_EQ(wc_session_set_play_settings(session.get(), json), WC_RESULT_ERROR_INVALID_ARGUMENT)
+        << json;
+    EXPECT_EQ(nlohmann::json::parse(play_settings(session.get())), before) << json;
+  }
+  EXPECT_NE(session_error(session.get()).find("sure"), std::string::npos)
+      << session_error(session.get());
+  EXPECT_EQ(wc_session_set_play_settings(session.get(), nullptr), WC_RESULT_ERROR_INVALID_ARGUMENT);
+  ASSERT_EQ(wc_session_set_play_settings(session.get(), "{\"passes\": 2, \"temperature\": 0.5}"),
+            WC_RESULT_OK)
+      << session_error(session.get());
+  nlohmann::json after = before;
+  after["passes"] = 2;
+  after["temperature"] = 0.5;
+  EXPECT_EQ(nlohmann::json::parse(play_settings(session.get())), after);
+  step(session.get(), WC_ACTION_RIGHT);
+  ASSERT_EQ(wc_session_reset(session.get(), 9), WC_RESULT_OK);
+  EXPECT_EQ(nlohmann::json::parse(play_settings(session.get())), after);
+
+  Session pixel(runtime.get(), model_desc());
+  EXPECT_EQ(play_settings(pixel.get()), "{}");
+  EXPECT_EQ(wc_session_set_play_settings(pixel.get(), "{}"), WC_RESULT_OK);
+  EXPECT_EQ(wc_session_set_play_settings(pixel.get(), "{\"passes\": 2}"),
+            WC_RESULT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(session_error(pixel.get()).find("draws no tokens"), std::string::npos)
+      << session_error(pixel.get());
+}
+
 TEST(PluginModel, LiveSettingsAreValidatedBeforeAnythingChanges) {
   Runtime runtime;
   Session session(runtime.get(), model_desc("headcast", "{\"window\": 2}"));

@@ -35,7 +35,7 @@ extern "C" {
 #define WC_VERSION_MAJOR(version) ((uint32_t)(version) >> 22)
 #define WC_VERSION_MINOR(version) (((uint32_t)(version) >> 12) & 0x3ffu)
 #define WC_VERSION_PATCH(version) ((uint32_t)(version) & 0xfffu)
-#define WC_ABI_VERSION WC_MAKE_VERSION(1, 1, 0)
+#define WC_ABI_VERSION WC_MAKE_VERSION(1, 2, 0)
 
 /* ---------------------------------------------------------------------------------------------
  * Results: 0 is success, > 0 a qualified success, < 0 an error. After an error, the message is
@@ -375,6 +375,19 @@ WC_API wc_result wc_session_set_settings(wc_session session, const char* setting
  * Threads: never waits (a snapshot taken after the last change). */
 WC_API wc_result wc_session_get_settings(wc_session session, char* buffer, uint32_t capacity,
                                          uint32_t* length);
+
+/* A token model's play settings (how it draws its frames: {"temperature": 1.0, "top_p": 1.0,
+ * "passes": 3, "sure": 0.9}) applied live from the next block: a JSON object of some of those
+ * keys. Invalid JSON, an unknown key, a value out of range or of the wrong type, or any key for a
+ * model that draws no tokens: WC_RESULT_ERROR_INVALID_ARGUMENT and nothing changes. Kept across
+ * wc_session_reset, wc_session_set_policy and wc_session_load_state. Threads: waits for a step.
+ * Since ABI 1.2. */
+WC_API wc_result wc_session_set_play_settings(wc_session session, const char* settings_json);
+
+/* The play settings now as a JSON object ({} for a model that draws no tokens; two-call idiom as
+ * wc_last_error). Threads: never waits (a snapshot taken after the last change). Since ABI 1.2. */
+WC_API wc_result wc_session_get_play_settings(wc_session session, char* buffer, uint32_t capacity,
+                                              uint32_t* length);
 
 /* Switches the attention policy ("dense", "headcast", "dummy", "tempcache",
  * "headcast+tempcache") with its settings (JSON object; NULL = {}), keeping the game: the
