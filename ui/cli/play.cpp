@@ -316,12 +316,13 @@ const bool kRegistered = register_command("play", [](CLI::App& app) {
                   "How a token model draws its frames, as JSON: some of the keys the flags below "
                   "set (Note [Play settings]); the model config's for the rest. The panel's "
                   "sliders change them live")
+      ->type_name("JSON")
       ->capture_default_str();
   for (const model::PlaySetting& setting : model::play_settings()) {
-    cmd->add_option("--" + setting.flag, o->play_flags[setting.key],
-                    setting.help + " (play setting '" + setting.key +
-                        "'; default: the model "
-                        "config's)");
+    cmd->add_option(
+           "--" + setting.flag, o->play_flags[setting.key],
+           setting.help + " (play setting '" + setting.key + "'; default: the model config's)")
+        ->type_name(setting.integer ? "INT" : "NUMBER");
   }
   cmd->add_option("--cuda-graphs", o->cuda_graphs,
                   "on or off: replay each block's denoising forwards from a CUDA graph once the "
