@@ -76,9 +76,10 @@ void load_adding_tile_quarters(model::CausalDiTImpl& model, const std::string& d
 }
 
 // Note [Step phases]: the first step of each logging window is timed phase by phase, the device
-// synchronised at every boundary, so the log says where a step's time goes (the data wait, the
-// encode, the batch, the forward pass with its loss, the backward pass with the update). The
-// other steps run unsynchronised; one synchronised step in a window costs its queue's overlap.
+// synchronised at every boundary, so the log says where a step's time goes: the data wait
+// ("clips"), the encode, the batch, the forward pass with its loss, the backward pass, and the
+// optimizer (the gradient clip, the AdamW update and the EMA). The other steps run
+// unsynchronised; one synchronised step in a window costs its queue's overlap.
 class StepPhases {
  public:
   explicit StepPhases(at::Device device) : device_(device) {}
@@ -334,8 +335,8 @@ TrainReport train_token_model(const TrainConfig& config, const model::ModelConfi
     if (strip_calibration) strip_calibration->add(logits, batch.targets, batch.new_ground);
     phases.mark("forward");
     const double lr = learning_rate_at(config, step);
-    weights.update(loss, step, lr, config, precision);
-    phases.mark("update");
+    weights.update(loss, step, lr, config, precision, [&] { phases.mark("backward"); });
+    phases.mark("optimizer");
     if (step == traced_step) trace.stop_and_save(options.trace_file);
     loss_sum += loss.detach();
     ++loss_count;
