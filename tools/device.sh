@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The one runner for work on the GPU machine (../shared/device/README.md), from the repository
-# root, carrying .gpu-deps (and, where a task says so, its inputs). One task per call:
+# root, carrying .gpu-deps (and, where a task says so, its inputs). One task per run:
 #
 #   bash tools/device.sh verify [SNAPSHOT]    build, every CUDA test, the benches (below)
 #   bash tools/device.sh train SECONDS [FLAGS] train for a wall time, resumably (below)
 #   bash tools/device.sh world                the world metric under several settings
 #   bash tools/device.sh stability            the 10 000-frame stability run on several seeds
 #
-# Every task builds worldcast (build/gpu) when it is not built, so a machine still warm from an
-# earlier call reuses its build, and writes what comes back under $OUT. BUILD=DIR and DEVICE=cpu
+# Every task builds worldcast (build/gpu) when it is not built, so a later run on the same machine
+# reuses its build, and writes its results under $OUT. BUILD=DIR and DEVICE=cpu
 # run a task against another build on another device (a check of the script on a CPU machine).
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
@@ -99,16 +99,16 @@ task_stability() {
 # train SECONDS [FLAGS]: train a model (by default the token model game-tokens) for a fixed wall
 # time, as a loop of short processes: a crash loses at most one process's steps since its last
 # checkpoint, and each process resumes from the state the previous one saved. The exported
-# model, the training state (bf16 shards, each under the device tool's 16 MB limit) and the logs
+# model, the training state (bf16 shards of at most 16 MB each) and the logs
 # are copied to $OUT.
 #   [TRAIN_CONFIG=assets/train/X.json] bash tools/device.sh train SECONDS [train flags...]
-# A previous run continues when run/state exists (put a returned state there first, or call again
-# while the machine is warm); otherwise INIT=DIR starts from the exported model in DIR.
-# STATE_BACK=0 returns the model and logs only (a state too large for the returned files stays on
-# the warm machine). With WORLD_RUNS (RUNS as the world task takes them, "WEIGHTS=run/model" for
+# A previous run continues when run/state exists (put a saved state there first, or run again on
+# the same machine); otherwise INIT=DIR starts from the exported model in DIR.
+# STATE_BACK=0 returns the model and logs only (a state too large to copy out stays in run/ on the
+# machine). With WORLD_RUNS (RUNS as the world task takes them, "WEIGHTS=run/model" for
 # the trained weights), the world metric runs after training within the time, on the exported
 # model given PLAY_CONFIG's play settings (default: the bundled model's config; "exported": the
-# trained one's own), so one call trains and judges a trial. TRACE=1 first traces one step's
+# trained one's own), so one run trains and judges a trial. TRACE=1 first traces one step's
 # kernels (kernel_table.txt).
 task_train() {
   local budget=${1:-300}
@@ -161,7 +161,7 @@ task_train() {
     RUNS="$WORLD_RUNS" task_world | tee -a "$OUT/train_summary.txt"
     rm -rf "$OUT/res"  # world.tar holds it: the returned files stay few
   fi
-  # At most 8 files come back, each under 16 MB: the shards as they are, the small files in a tar.
+  # Few files, each at most 16 MB: the shards as they are, the small files in one tar.
   cp run/model/*.safetensors "$OUT/" 2> /dev/null
   [ "${STATE_BACK:-1}" = 1 ] && cp run/state/*.safetensors "$OUT/" 2> /dev/null
   cp run/log.jsonl "$OUT/"

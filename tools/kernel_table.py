@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Sums a kernel trace's device time by kernel name. Traces come from `worldcast bench model
+"""Sums the GPU time of a kernel trace by kernel name. Traces come from `worldcast bench model
 --trace DIR` and `worldcast train --trace FILE`.
 
 Usage: tools/kernel_table.py TRACE.json [TRACE.json ...] [--top N]
-Prints, per trace, the total device time and the kernels (and device copies / fills) that took
+Prints, per trace, the total GPU time and the kernels (and device copies / fills) that took
 the most, with their call counts and share, so a block's time can be attributed to GEMMs,
 attention, normalisation and copies.
 """
@@ -40,7 +40,7 @@ def table(path: str, top: int) -> str:
         total[name] += float(event.get("dur", 0.0))
         calls[name] += 1
     device_us = sum(total.values())
-    lines = [f"{path}: device time {device_us / 1000:.2f} ms in {sum(calls.values())} kernels"]
+    lines = [f"{path}: GPU time {device_us / 1000:.2f} ms in {sum(calls.values())} kernels"]
     lines.append(f"{'ms':>10} {'share':>6} {'calls':>6}  kernel")
     for name, us in total.most_common(top):
         lines.append(f"{us / 1000:10.2f} {100 * us / max(device_us, 1e-9):5.1f}% {calls[name]:6d}  {name}")
