@@ -450,16 +450,24 @@ wc_result PluginSession::get_stats(wc_stats& stats) const {
   return (types || scores) && fill < n ? WC_RESULT_INCOMPLETE : WC_RESULT_OK;
 }
 
-void PluginSession::set_settings(const std::string& json) {
+void PluginSession::change_live(
+    const std::string& json, const char* what,
+    const std::function<void(rollout::Session&, const nlohmann::json&)>& change) {
   rollout::Session& session = model();
-  const nlohmann::json settings = parse_settings(json);
+  const nlohmann::json settings = parse_settings(json, what);
   std::lock_guard<std::mutex> work(work_mutex_);
   try {
-    session.configure_policy(settings);  // leaves the Session unchanged when it throws
+    change(session, settings);  // each change leaves the Session unchanged when it throws
   } catch (const Error& error) {
     throw PluginError(WC_RESULT_ERROR_INVALID_ARGUMENT, error.what());
   }
   refresh_snapshot();
+}
+
+void PluginSession::set_settings(const std::string& json) {
+  change_live(json, "policy settings", [](rollout::Session& session, const nlohmann::json& s) {
+    session.configure_policy(s);
+  });
 }
 
 std::string PluginSession::settings() const {
@@ -469,15 +477,9 @@ std::string PluginSession::settings() const {
 }
 
 void PluginSession::set_play_settings(const std::string& json) {
-  rollout::Session& session = model();
-  const nlohmann::json settings = parse_settings(json, "play settings");
-  std::lock_guard<std::mutex> work(work_mutex_);
-  try {
-    session.configure_play(settings);  // leaves the Session unchanged when it throws
-  } catch (const Error& error) {
-    throw PluginError(WC_RESULT_ERROR_INVALID_ARGUMENT, error.what());
-  }
-  refresh_snapshot();
+  change_live(json, "play settings", [](rollout::Session& session, const nlohmann::json& s) {
+    session.configure_play(s);
+  });
 }
 
 std::string PluginSession::play_settings() const {
@@ -487,20 +489,12 @@ std::string PluginSession::play_settings() const {
 }
 
 void PluginSession::set_policy(const std::string& name, const std::string& json) {
-  rollout::Session& session = model();
-  const nlohmann::json settings = parse_settings(json);
-  std::lock_guard<std::mutex> work(work_mutex_);
-  try {
+  change_live(json, "policy settings", [&](rollout::Session& session, const nlohmann::json& s) {
     // Keeps the game: the context blocks are committed again through the new policy.
-    session.switch_policy(name, settings);
-  } catch (const Error& error) {
-    throw PluginError(WC_RESULT_ERROR_INVALID_ARGUMENT, error.what());
-  }
-  {
+    session.switch_policy(name, s);
     std::lock_guard<std::mutex> lock(state_mutex_);
     policy_name_ = session.policy().name();
-  }
-  refresh_snapshot();
+  });
 }
 
 void PluginSession::save_state(const std::string& path) {

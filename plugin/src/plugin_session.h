@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -71,6 +72,11 @@ class PluginSession final : public ErrorSink {
   void refresh_snapshot();
   nlohmann::json parse_settings(const std::string& json,
                                 const char* what = "policy settings") const;
+  // A live change through the C ABI: `json` parsed as `what` (an object), `change` applied to
+  // the Session under the work lock (a wc::Error is INVALID_ARGUMENT and changes nothing), then
+  // the snapshot refreshed.
+  void change_live(const std::string& json, const char* what,
+                   const std::function<void(rollout::Session&, const nlohmann::json&)>& change);
   // Validates a policy name and settings by creating a throwaway policy; returns its canonical
   // name ("combined" -> "headcast+tempcache").
   std::string check_settings(const std::string& policy, const nlohmann::json& settings) const;

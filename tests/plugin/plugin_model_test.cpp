@@ -21,13 +21,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string settings(wc_session session) {
+// A JSON text read through the C ABI's two-call idiom by `get`.
+std::string read_text(wc_session session,
+                      wc_result (*get)(wc_session, char*, uint32_t, uint32_t*)) {
   uint32_t length = 0;
-  EXPECT_EQ(wc_session_get_settings(session, nullptr, 0, &length), WC_RESULT_OK);
+  EXPECT_EQ(get(session, nullptr, 0, &length), WC_RESULT_OK);
   std::string text(length, '\0');
-  EXPECT_EQ(wc_session_get_settings(session, text.data(), length, &length), WC_RESULT_OK);
+  EXPECT_EQ(get(session, text.data(), length, &length), WC_RESULT_OK);
   text.resize(length - 1);
   return text;
+}
+
+std::string settings(wc_session session) {
+  return read_text(session, wc_session_get_settings);
 }
 
 fs::path temp_dir(const std::string& name) {
@@ -38,12 +44,7 @@ fs::path temp_dir(const std::string& name) {
 }
 
 std::string play_settings(wc_session session) {
-  uint32_t length = 0;
-  EXPECT_EQ(wc_session_get_play_settings(session, nullptr, 0, &length), WC_RESULT_OK);
-  std::string text(length, '\0');
-  EXPECT_EQ(wc_session_get_play_settings(session, text.data(), length, &length), WC_RESULT_OK);
-  text.resize(length - 1);
-  return text;
+  return read_text(session, wc_session_get_play_settings);
 }
 
 // Note [Play settings] through the C ABI: a token model's settings change live and are checked
